@@ -1,0 +1,25 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "MainLoop",
+    products: [
+        .library(name: "MainLoop", targets: ["MainLoop"]),
+        .executable(name: "mainloop-demo", targets: ["mainloop-demo"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibevent",
+            pkgConfig: "libevent_core",
+            providers: [.apt(["libevent-dev"])]
+        ),
+        .target(name: "Invocations"),
+        .target(name: "MainLoop", dependencies: ["CLibevent", "Invocations"]),
+        .executableTarget(name: "mainloop-demo", dependencies: ["MainLoop"]),
+        // Launched by the tests as a child process: code that must own the
+        // process's main thread cannot be tested inside the test runner.
+        .executableTarget(name: "mainloop-test-helper", dependencies: ["MainLoop"]),
+        .testTarget(name: "MainLoopTests", dependencies: ["MainLoop", "mainloop-test-helper"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

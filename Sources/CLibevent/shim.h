@@ -1,0 +1,96 @@
+// The C surface MainLoop needs: libevent's core and pthreads glue, plus the
+// few Linux calls that Glibc does not hand to Swift in a usable shape.
+#ifndef MAINLOOP_CLIBEVENT_SHIM_H
+#define MAINLOOP_CLIBEVENT_SHIM_H
+
+// libc first: event-config.h defines _GNU_SOURCE, which changes fd_set.
+#include <sys/types.h>
+#include <sys/time.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+#include <unistd.h>
+#include <pthread.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+/// The kernel thread id of the caller. Unlike pthread_self(), which glibc
+/// declares const, the compiler cannot reuse its value across suspensions.
+static inline pid_t mainloop_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+/// Names the calling thread (at most 15 bytes are kept by the kernel).
+static inline int mainloop_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+/// Adds 1 to an eventfd's counter, retrying on EINTR. Returns 0 or an errno.
+/// EAGAIN (counter at its maximum) means the loop is already due to wake,
+/// which is all a write is for, so it counts as success.
+static inline int mainloop_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    for (;;) {
+        if (write(fd, &one, sizeof one) == (ssize_t)sizeof one) return 0;
+        if (errno == EINTR) continue;
+        return errno == EAGAIN ? 0 : errno;
+    }
+}
+
+/// Resets an eventfd's counter to zero. Returns 0 or an errno (EAGAIN: it was zero).
+static inline int mainloop_eventfd_drain(int fd) {
+    uint64_t value;
+    for (;;) {
+        if (read(fd, &value, sizeof value) == (ssize_t)sizeof value) return 0;
+        if (errno == EINTR) continue;
+        return errno == EAGAIN ? 0 : errno;
+    }
+}
+
+/// A mutex and a condition variable in one allocation: what a blocked
+/// caller sleeps on. Timeouts run on CLOCK_MONOTONIC, so wall-clock changes
+/// cannot shorten or stretch a bounded wait.
+typedef struct {
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+} mainloop_parker;
+
+static inline int mainloop_parker_init(mainloop_parker *p) {
+    pthread_condattr_t attr;
+    int rc = pthread_mutex_init(&p->mutex, NULL);
+    if (rc) return rc;
+    if ((rc = pthread_condattr_init(&attr))) return rc;
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    rc = pthread_cond_init(&p->cond, &attr);
+    pthread_condattr_destroy(&attr);
+    return rc;
+}
+
+static inline void mainloop_parker_destroy(mainloop_parker *p) {
+    pthread_cond_destroy(&p->cond);
+    pthread_mutex_destroy(&p->mutex);
+}
+
+/// Waits on the parker's condition (its mutex held) until woken or until the
+/// CLOCK_MONOTONIC deadline in nanoseconds passes (0: no deadline).
+/// Returns 0, or ETIMEDOUT.
+static inline int mainloop_parker_wait(mainloop_parker *p, uint64_t deadline_ns) {
+    if (deadline_ns == 0) return pthread_cond_wait(&p->cond, &p->mutex);
+    struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000u),
+                           .tv_nsec = (long)(deadline_ns % 1000000000u) };
+    return pthread_cond_timedwait(&p->cond, &p->mutex, &ts);
+}
+
+static inline uint64_t mainloop_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif

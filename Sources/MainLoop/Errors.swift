@@ -1,0 +1,41 @@
+// Errors.swift: every way a call into an EventLoop can be refused.
+import CLibevent
+
+/// Why an ``EventLoop`` refused or abandoned a call.
+///
+/// Every refusal is reported to the caller that made the call: a post that
+/// throws was not accepted and will never run; a post that returned normally
+/// was accepted and will run exactly once (unless the loop is stopped before
+/// it ever ran, see ``EventLoop/stop()``).
+public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The loop has been stopped (or is in its final drain): it accepts no new work.
+    case shutDown
+    /// A bounded wait ended before the loop started the work; the work was withdrawn and will never run.
+    case timedOut
+    /// Waiting would close a cycle of loops blocked on each other; nothing was posted.
+    case deadlock
+    /// ``EventLoop/main`` can only be run by the process's main thread.
+    case notOwnerThread
+    /// ``EventLoop/run()`` was called on a loop that is already running.
+    case alreadyRunning
+    /// The call needs ``EventLoop/current``, and the calling thread runs no loop.
+    case noCurrentLoop
+    /// An argument the call cannot honour, described in the message (a non-positive interval, an empty event set, ...).
+    case invalidArgument(String)
+    /// A system call failed: `call` names it, `errno` says why.
+    case system(call: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .shutDown: return "the event loop has been stopped and accepts no new work"
+        case .timedOut: return "the event loop did not start the work before the timeout; it was withdrawn and will not run"
+        case .deadlock: return "waiting would deadlock: the target loop is (directly or through a chain) blocked on the calling loop"
+        case .notOwnerThread: return "EventLoop.main can only be run on the process's main thread"
+        case .alreadyRunning: return "the event loop is already running"
+        case .noCurrentLoop: return "the calling thread is not running an event loop"
+        case .invalidArgument(let what): return "invalid argument: \(what)"
+        case .system(let call, let code):
+            return "\(call) failed: \(String(cString: strerror(code))) (errno \(code))"
+        }
+    }
+}

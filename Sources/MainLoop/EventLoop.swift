@@ -1,0 +1,341 @@
+// EventLoop.swift: the loop's lifecycle (a state enum, every transition in
+// one place), who may run it, and the posting API.
+import CLibevent
+import Glibc
+
+/// Which loop the calling thread is running, if any. Read through
+/// `pthread_getspecific` (no syscall): `inLoop` sits on the hot path.
+private let currentLoopKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let rc = pthread_key_create(&key, nil)
+    precondition(rc == 0, "pthread_key_create failed with errno \(rc)")
+    return key
+}()
+
+/// A libevent loop that owns one thread, and a mailbox through which any
+/// thread hands it work.
+///
+/// Other threads ``post(_:)`` closures (or ``postAndWait(timeout:_:)`` and
+/// block until the work ran); the loop runs them on its own thread, in the
+/// order each thread posted them, interleaved fairly with its timers
+/// (``schedule(after:_:)``), watched file descriptors (``watch(fd:for:_:)``)
+/// and signals (``onSignal(_:_:)``).
+///
+/// ``EventLoop/main`` is the loop of the process's main thread; ``spawn(name:)``
+/// starts a loop on a thread of its own; ``init()`` makes a loop for a thread
+/// of yours, which becomes its owner by calling ``run()``.
+///
+/// Guarantees: every post that returns normally runs exactly once; every
+/// post that throws was not accepted and never runs; a caller blocked in
+/// ``postAndWait(timeout:_:)`` is always released, with the result or an
+/// error. The one exception is spelled out in ``stop()``: a loop stopped
+/// before it ever ran discards what was queued (and releases blocked callers
+/// with ``EventLoopError/shutDown``).
+public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
+    // `@unchecked Sendable`: `core` is immutable and thread-safe on its own
+    // (the mailbox has its lock, libevent its own); the mutable lifecycle
+    // state below is guarded by `stateLock`.
+
+    private enum Lifecycle {
+        /// Made, not yet run. Posts, timers and watchers are accepted.
+        case idle
+        /// `run()` is driving the loop on its owner thread.
+        case running
+        /// `stop()` was called while running: the final drain is under way; nothing new is accepted.
+        case stopping
+        /// Terminal.
+        case stopped
+    }
+
+    /// The loop's name, used in thread names and error messages.
+    public let name: String
+    private let isMain: Bool
+    /// The loop's machinery, or why it could not be made (only `EventLoop.main`
+    /// keeps a failure here, since it is created without throwing).
+    private let setup: Result<LoopCore, EventLoopError>
+
+    private let stateLock = Lock()
+    // Guarded by `stateLock`.
+    private var lifecycle = Lifecycle.idle
+    // Guarded by `stateLock`: live timers and watchers, removed when they are
+    // cancelled, when a one-shot timer has fired, and all at once on stop.
+    private var registrations: [ObjectIdentifier: LoopEvent] = [:]
+
+    /// The loop that belongs to the process's main thread.
+    ///
+    /// Created on first use without throwing; if a system call fails while
+    /// making it, the first call that can throw (``run()``, ``post(_:)``, ...)
+    /// throws that ``EventLoopError/system(call:errno:)`` error. Only the main
+    /// thread may ``run()`` it: keep `main.swift` synchronous and end it with
+    /// `try EventLoop.main.run()`.
+    public static let main = EventLoop(mainLoop: ())
+
+    /// Makes a loop for a thread of your own: whichever thread calls ``run()``
+    /// owns it from then on.
+    ///
+    /// - Throws: ``EventLoopError/system(call:errno:)`` if the eventfd or the
+    ///   libevent base cannot be created (for example at the fd limit).
+    public convenience init() throws {
+        try self.init(name: "EventLoop")
+    }
+
+    /// Makes a named loop for a thread of your own (see ``init()``).
+    public init(name: String) throws {
+        self.name = name
+        self.isMain = false
+        do {
+            self.setup = .success(try LoopCore())
+        } catch {
+            throw error
+        }
+    }
+
+    private init(mainLoop: ()) {
+        self.name = "main"
+        self.isMain = true
+        do {
+            self.setup = .success(try LoopCore())
+        } catch {
+            self.setup = .failure(error)
+        }
+    }
+
+    /// Starts a new thread named `name` that runs a new loop, and returns once
+    /// that loop is running.
+    ///
+    /// The thread ends when the loop is stopped (``stop()``).
+    /// - Throws: ``EventLoopError/system(call:errno:)`` if the loop or the thread cannot be made.
+    public static func spawn(name: String) throws -> EventLoop {
+        let loop = try EventLoop(name: name)
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(loop).toOpaque()
+        let rc = pthread_create(&thread, &attributes, { context in
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.runOnSpawnedThread()
+            return nil
+        }, context)
+        guard rc == 0 else {
+            Unmanaged<EventLoop>.fromOpaque(context).release()
+            throw EventLoopError.system(call: "pthread_create", errno: rc)
+        }
+        try loop.postAndWait {}
+        return loop
+    }
+
+    private func runOnSpawnedThread() {
+        _ = String(name.prefix(15)).withCString { mainloop_set_thread_name($0) }
+        do {
+            try run()
+        } catch {
+            writeToStandardError("MainLoop: loop '\(name)' ended with an error: \(error)\n")
+        }
+    }
+
+    /// The loop running on the calling thread (inside its ``run()``), if any.
+    public static var current: EventLoop? {
+        guard let pointer = pthread_getspecific(currentLoopKey) else { return nil }
+        return Unmanaged<EventLoop>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// True when the caller is this loop's thread, inside ``run()``.
+    public var inLoop: Bool {
+        pthread_getspecific(currentLoopKey) == Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    public var description: String { "EventLoop(\(name))" }
+
+    // MARK: - Lifecycle
+
+    /// Runs the loop on the calling thread until ``stop()``, then returns.
+    ///
+    /// Work posted before `run()` runs as soon as the loop starts. When
+    /// `stop()` is called, everything the loop had accepted still runs (the
+    /// final drain), timers are cancelled and watchers removed, and then
+    /// `run()` returns.
+    ///
+    /// - Throws: ``EventLoopError/notOwnerThread`` for ``EventLoop/main`` off
+    ///   the main thread; ``EventLoopError/alreadyRunning`` if it is running;
+    ///   ``EventLoopError/shutDown`` once it has been stopped;
+    ///   ``EventLoopError/system(call:errno:)`` if the loop could not be made
+    ///   or libevent failed (accepted work has still run).
+    public func run() throws {
+        let core = try setup.get()
+        if isMain && mainloop_gettid() != getpid() { throw EventLoopError.notOwnerThread }
+        stateLock.lock()
+        switch lifecycle {
+        case .idle:
+            lifecycle = .running
+            stateLock.unlock()
+        case .running, .stopping:
+            stateLock.unlock()
+            throw EventLoopError.alreadyRunning
+        case .stopped:
+            stateLock.unlock()
+            throw EventLoopError.shutDown
+        }
+
+        let outer = pthread_getspecific(currentLoopKey)
+        pthread_setspecific(currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
+        let rc = event_base_loop(core.base, EVLOOP_NO_EXIT_ON_EMPTY)
+        let failure = errno
+        // Normally the final drain broke the loop with the mailbox closed and
+        // empty; if libevent returned on its own, run what was accepted now.
+        core.drainRemaining()
+        pthread_setspecific(currentLoopKey, outer)
+
+        finishStopping()
+        if rc == -1 { throw EventLoopError.system(call: "event_base_loop", errno: failure) }
+    }
+
+    /// Stops the loop. Callable from any thread, at any time, any number of times.
+    ///
+    /// - On a running loop: from this moment every `post`, `postAndWait`,
+    ///   `schedule` and `watch` throws ``EventLoopError/shutDown`` (also when
+    ///   called by work running in the final drain); everything accepted
+    ///   before still runs, and its blocked callers get their results; then
+    ///   timers are cancelled, watchers removed and ``run()`` returns.
+    /// - On a loop that has not run: what was queued is discarded without
+    ///   running, its blocked callers are released with
+    ///   ``EventLoopError/shutDown``, timers and watchers are cancelled, and a
+    ///   later ``run()`` throws ``EventLoopError/shutDown``.
+    ///
+    /// `stop()` does not wait for the loop to finish.
+    public func stop() {
+        stateLock.lock()
+        switch lifecycle {
+        case .idle:
+            lifecycle = .stopped
+            let live = registrations
+            registrations = [:]
+            stateLock.unlock()
+            if case .success(let core) = setup {
+                var queued = core.mailbox.closeAndTakeAll()
+                queued.removeAll { $0.abandon(.shutDown) }
+                queued.deallocate()
+            }
+            for registration in live.values { registration.cancel() }
+        case .running:
+            lifecycle = .stopping
+            stateLock.unlock()
+            if case .success(let core) = setup { core.mailbox.close() }
+        case .stopping, .stopped:
+            stateLock.unlock()
+        }
+    }
+
+    /// True once the loop has stopped for good: ``run()`` has returned after
+    /// ``stop()``, or the loop was stopped before it ever ran.
+    public var hasStopped: Bool {
+        stateLock.withLock { if case .stopped = lifecycle { true } else { false } }
+    }
+
+    /// Loop thread, after the final drain: the terminal transition.
+    private func finishStopping() {
+        stateLock.lock()
+        lifecycle = .stopped
+        let live = registrations
+        registrations = [:]
+        stateLock.unlock()
+        for registration in live.values { registration.cancel() }
+    }
+
+    /// Adds a timer or watcher to the set that `stop()` cancels, unless the
+    /// loop no longer accepts work.
+    func register(_ registration: LoopEvent) throws(EventLoopError) {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        switch lifecycle {
+        case .idle, .running: registrations[ObjectIdentifier(registration)] = registration
+        case .stopping, .stopped: throw .shutDown
+        }
+    }
+
+    func unregister(_ registration: LoopEvent) {
+        stateLock.withLock { _ = registrations.removeValue(forKey: ObjectIdentifier(registration)) }
+    }
+
+    /// The loop's machinery, or the error that prevented making it.
+    func core() throws(EventLoopError) -> LoopCore {
+        try setup.get()
+    }
+
+    // MARK: - Posting
+
+    /// Hands `work` to the loop, which runs it on its thread; returns at once.
+    ///
+    /// Posts from one thread run in the order they were made. Posting from
+    /// the loop's own thread is allowed: the work runs in a later turn, after
+    /// I/O and timers were served.
+    /// - Throws: ``EventLoopError/shutDown`` once ``stop()`` has been called;
+    ///   the work was not accepted and will never run.
+    @inline(__always)
+    public func post(_ work: @escaping @Sendable () -> Void) throws {
+        try setup.get().mailbox.enqueue(.work(work))
+    }
+
+    /// Runs `work` on the loop and blocks the calling thread until it has
+    /// run, returning its value or rethrowing its error.
+    ///
+    /// Called on the loop's own thread, `work` runs inline at once (it never
+    /// waits for itself).
+    ///
+    /// - Parameter timeout: bounds the wait for the loop to *start* the work.
+    ///   If it has not started by then, it is withdrawn (it will never run)
+    ///   and ``EventLoopError/timedOut`` is thrown. Once it has started, the
+    ///   caller waits for its result. `nil` waits as long as it takes.
+    /// - Throws: what `work` throws; ``EventLoopError/shutDown`` if the loop
+    ///   is stopped (or is stopped before it ever ran);
+    ///   ``EventLoopError/timedOut``; ``EventLoopError/deadlock`` when the
+    ///   caller is a loop thread and this loop is, directly or through a
+    ///   chain of loops, blocked waiting on the caller's loop.
+    public func postAndWait<T>(timeout: Duration? = nil, _ work: () throws -> T) throws -> T {
+        let core = try setup.get()
+        if inLoop {
+            if core.mailbox.closed { throw EventLoopError.shutDown }
+            return try work()
+        }
+        let deadline = monotonicDeadline(after: timeout)
+        let caller = EventLoop.current
+        if let caller { try WaitForGraph.block(caller, on: self) }
+        defer { if let caller { WaitForGraph.unblock(caller) } }
+        return try withoutActuallyEscaping(work) { work in
+            let call = BlockingCall(work)
+            try core.mailbox.enqueue(.waiting(call))
+            return try call.wait(until: deadline)
+        }
+    }
+
+    /// A snapshot of the loop's counters; see ``EventLoopStats``.
+    /// A loop that could not be made reports zeros.
+    public var stats: EventLoopStats {
+        guard case .success(let core) = setup else {
+            return EventLoopStats(posted: 0, executed: 0, wakeUpsWritten: 0, drains: 0, largestBatch: 0, pending: 0)
+        }
+        return core.mailbox.counters()
+    }
+}
+
+/// Writes `message` to file descriptor 2 (Swift 6 rejects `stderr` as not concurrency-safe).
+func writeToStandardError(_ message: String) {
+    var message = message
+    message.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(2, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+}
+
+/// The kernel id of the calling thread (not `pthread_self()`, which the
+/// compiler may cache across suspension points).
+func currentThreadID() -> Int32 { mainloop_gettid() }
+
+/// The kernel id of the process's main thread.
+func mainThreadID() -> Int32 { getpid() }

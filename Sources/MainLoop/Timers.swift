@@ -1,0 +1,46 @@
+// Timers.swift: work the loop runs later, once or periodically.
+import CLibevent
+
+/// A timer on an ``EventLoop``, as returned by ``EventLoop/schedule(after:_:)``
+/// and ``EventLoop/schedule(every:_:)``.
+public struct Scheduled: Sendable, Hashable {
+    let registration: LoopEvent
+
+    /// Cancels the timer. Callable from any thread, any number of times.
+    ///
+    /// After `cancel()` returns the handler never starts again. Called from
+    /// another thread while the handler runs, it waits for the handler to
+    /// return (so do not call it from a thread the handler itself waits on).
+    public func cancel() {
+        registration.cancel()
+    }
+
+    /// True until the timer is cancelled, a one-shot timer has fired, or its loop stopped.
+    public var isPending: Bool { registration.isActive }
+}
+
+extension EventLoop {
+    /// Runs `work` on the loop once, no earlier than `delay` from now.
+    ///
+    /// A negative or zero delay runs it on the loop's next turn. Stopping the
+    /// loop cancels the timer if it has not fired.
+    /// - Throws: ``EventLoopError/shutDown`` once ``stop()`` has been called.
+    @discardableResult
+    public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) throws -> Scheduled {
+        Scheduled(registration: try LoopEvent.start(
+            on: self, fd: -1, flags: 0, timeout: delay, oneShot: true, handler: .timer(work)))
+    }
+
+    /// Runs `work` on the loop every `interval`, first after one interval,
+    /// until the timer is cancelled or the loop stops.
+    /// - Throws: ``EventLoopError/invalidArgument(_:)`` for an interval that
+    ///   is not positive; ``EventLoopError/shutDown`` once ``stop()`` has been called.
+    @discardableResult
+    public func schedule(every interval: Duration, _ work: @escaping @Sendable () -> Void) throws -> Scheduled {
+        guard interval > .zero else {
+            throw EventLoopError.invalidArgument("schedule(every:) needs a positive interval, got \(interval)")
+        }
+        return Scheduled(registration: try LoopEvent.start(
+            on: self, fd: -1, flags: EV_PERSIST, timeout: interval, oneShot: false, handler: .timer(work)))
+    }
+}

@@ -1,0 +1,109 @@
+// BlockingPostTests.swift: postAndWait's results, inline runs, timeouts and deadlock detection.
+import Glibc
+import Testing
+@testable import MainLoop
+
+private struct WorkFailed: Error, Equatable { let code: Int }
+
+@Suite struct BlockingPostTests {
+    @Test func postAndWaitReturnsTheValueComputedOnTheLoopThread() throws {
+        try withSpawnedLoop("value") { loop in
+            let (value, thread) = try loop.postAndWait { (6 * 7, currentThreadID()) }
+            #expect(value == 42)
+            #expect(thread != currentThreadID())
+        }
+    }
+
+    @Test func postAndWaitRethrowsTheWorksError() throws {
+        try withSpawnedLoop("rethrow") { loop in
+            #expect(throws: WorkFailed(code: 7)) {
+                try loop.postAndWait { () throws -> Int in throw WorkFailed(code: 7) }
+            }
+        }
+    }
+
+    @Test func postAndWaitOnTheLoopThreadRunsInline() throws {
+        try withSpawnedLoop("inline") { loop in
+            let result = try loop.postAndWait { () throws -> (Int, Bool) in
+                var order: [Int] = []
+                order.append(1)
+                let inner = try loop.postAndWait { order.append(2); return 2 }
+                order.append(3)
+                return (inner, order == [1, 2, 3])
+            }
+            #expect(result.0 == 2 && result.1)
+        }
+    }
+
+    @Test func timedOutWorkIsWithdrawnAndNeverRuns() throws {
+        try withSpawnedLoop("timeout") { loop in
+            let gate = try Gate.occupy(loop)
+            let ran = Locked(false)
+            #expect(throws: EventLoopError.timedOut) {
+                try loop.postAndWait(timeout: .milliseconds(20)) { ran.withValue { $0 = true } }
+            }
+            gate.open()
+            try loop.postAndWait {}   // everything queued before this has been processed
+            #expect(ran.current == false)
+        }
+    }
+
+    @Test func workStartedBeforeTheTimeoutDeliversItsResult() throws {
+        try withSpawnedLoop("started") { loop in
+            let value = try loop.postAndWait(timeout: .milliseconds(5)) { () -> Int in
+                sleep(milliseconds: 50)
+                return 9
+            }
+            #expect(value == 9)
+        }
+    }
+
+    @Test func directWaitCycleThrowsDeadlock() throws {
+        try withSpawnedLoop("a") { a in
+            try withSpawnedLoop("b") { b in
+                let inner = try a.postAndWait { () -> EventLoopError? in
+                    try b.postAndWait { () -> EventLoopError? in
+                        do {
+                            try a.postAndWait {}
+                            return nil
+                        } catch let error as EventLoopError {
+                            return error
+                        }
+                    }
+                }
+                #expect(inner == .deadlock)
+                // The edges are gone: both loops still serve blocking posts.
+                #expect(try a.postAndWait { try b.postAndWait { 1 } } == 1)
+            }
+        }
+    }
+
+    @Test func waitCycleThroughAChainThrowsDeadlock() throws {
+        try withSpawnedLoop("a") { a in
+            try withSpawnedLoop("b") { b in
+                try withSpawnedLoop("c") { c in
+                    let inner = try a.postAndWait {
+                        try b.postAndWait {
+                            try c.postAndWait { () -> EventLoopError? in
+                                do { try a.postAndWait {}; return nil } catch let e as EventLoopError { return e }
+                            }
+                        }
+                    }
+                    #expect(inner == .deadlock)
+                }
+            }
+        }
+    }
+
+    @Test func blockingPostCanWaitForANonCapturedClosureWithoutEscaping() throws {
+        // withoutActuallyEscaping traps if any copy of the closure outlives the
+        // call: repeat enough round trips (and timeouts) to catch a leak.
+        try withSpawnedLoop("escape") { loop in
+            var local = 0
+            for i in 0..<2_000 {
+                local = try loop.postAndWait { i }
+            }
+            #expect(local == 1_999)
+        }
+    }
+}

@@ -1,0 +1,86 @@
+// TestSupport.swift: small thread-safe helpers and bounded waits for the tests.
+import Glibc
+@testable import MainLoop
+
+/// A value shared between threads, guarded by a lock.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = Lock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withValue<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        try lock.withLock { try body(&value) }
+    }
+    var current: Value { lock.withLock { value } }
+}
+
+/// Polls `condition` until it holds or `timeout` passes; a bug fails the
+/// test instead of hanging CI.
+func eventually(within timeout: Duration = .seconds(20), _ condition: () -> Bool) -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if condition() { return true }
+        var nap = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+        nanosleep(&nap, nil)
+    }
+    return condition()
+}
+
+func sleep(milliseconds: Int) {
+    var nap = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
+    nanosleep(&nap, nil)
+}
+
+/// Starts `body` on a new plain thread (not a loop) and returns a handle to join it.
+final class TestThread: @unchecked Sendable {
+    private var thread = pthread_t()
+    private let body: @Sendable () -> Void
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&thread, nil, { context in
+            let me = Unmanaged<TestThread>.fromOpaque(context!).takeRetainedValue()
+            me.body()
+            return nil
+        }, context)
+        precondition(rc == 0)
+    }
+
+    func join() { pthread_join(thread, nil) }
+}
+
+/// A spawned loop that is stopped when the test ends, and whose thread is
+/// known to have left `run()` by then (bounded).
+@discardableResult
+func withSpawnedLoop<R>(_ name: String = "test", _ body: (EventLoop) throws -> R) throws -> R {
+    let loop = try EventLoop.spawn(name: name)
+    defer { stopAndWait(loop) }
+    return try body(loop)
+}
+
+/// Stops `loop` and waits (bounded) until its run() has returned.
+func stopAndWait(_ loop: EventLoop) {
+    loop.stop()
+    _ = eventually { loop.hasStopped }
+}
+
+/// Keeps a loop busy: `occupy` posts a job that holds the loop thread until
+/// `open()`, and returns once that job is running, so later posts are
+/// known to queue up behind it.
+final class Gate: Sendable {
+    private let isOpen = Locked(false)
+    private let isHolding = Locked(false)
+
+    static func occupy(_ loop: EventLoop) throws -> Gate {
+        let gate = Gate()
+        try loop.post {
+            gate.isHolding.withValue { $0 = true }
+            while !gate.isOpen.current { sleep(milliseconds: 1) }
+        }
+        precondition(eventually { gate.isHolding.current }, "the loop never started the gate job")
+        return gate
+    }
+
+    func open() { isOpen.withValue { $0 = true } }
+}
