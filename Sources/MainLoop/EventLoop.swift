@@ -148,6 +148,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     public var description: String { "EventLoop(\(name))" }
 
+    /// True when the caller is the process's main thread (checked with the
+    /// kernel thread id, which stays right across suspension points, unlike
+    /// a cached `pthread_self()`).
+    public static var isMainThread: Bool { mainloop_gettid() == getpid() }
+
     // MARK: - Lifecycle
 
     /// Runs the loop on the calling thread until ``stop()``, then returns.
@@ -164,7 +169,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     ///   or libevent failed (accepted work has still run).
     public func run() throws {
         let core = try setup.get()
-        if isMain && mainloop_gettid() != getpid() { throw EventLoopError.notOwnerThread }
+        if isMain && !EventLoop.isMainThread { throw EventLoopError.notOwnerThread }
         stateLock.lock()
         switch lifecycle {
         case .idle:

@@ -1,1 +1,129 @@
-print("x")
+// mainloop-test-helper: scenarios that need a process of their own (the real
+// main thread, a lowered fd limit). The tests launch it and read its output.
+// usage: mainloop-test-helper <scenario>
+import Glibc
+import MainLoop
+
+func fail(_ message: String) -> Never {
+    print("FAIL \(message)")
+    exit(1)
+}
+
+/// Starts a detached plain thread (not a loop).
+func startThread(_ body: @escaping @Sendable () -> Void) {
+    final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+    var thread = pthread_t()
+    let rc = pthread_create(&thread, nil, { context in
+        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+        return nil
+    }, Unmanaged.passRetained(Box(body)).toOpaque())
+    if rc != 0 { fail("pthread_create: \(rc)") }
+    pthread_detach(thread)
+}
+
+/// Counters only the main loop touches; `nonisolated(unsafe)` is sound here
+/// because every access is on the main thread, which each job checks.
+nonisolated(unsafe) var ranOnMain = 0
+nonisolated(unsafe) var ranElsewhere = 0
+nonisolated(unsafe) var orderViolations = 0
+nonisolated(unsafe) var lastSeen = [Int](repeating: -1, count: 4)
+
+func record(worker: Int, sequence: Int) {
+    if EventLoop.isMainThread { ranOnMain += 1 } else { ranElsewhere += 1 }
+    if lastSeen[worker] != sequence - 1 { orderViolations += 1 }
+    lastSeen[worker] = sequence
+}
+
+/// The main thread owns EventLoop.main; four workers post to it, async and blocking.
+func mainLoopScenario() {
+    let workers = 4, asyncPerWorker = 5_000, blockingPerWorker = 200
+    let loop = EventLoop.main
+    let finished = Locked(0)
+    // Posted before run(): must run once run() starts.
+    do { try loop.post { if !EventLoop.isMainThread { ranElsewhere += 1 } } } catch { fail("post before run: \(error)") }
+    let timerFired = Locked(false)
+    do {
+        try loop.schedule(after: .milliseconds(1)) { timerFired.set(EventLoop.isMainThread) }
+    } catch { fail("schedule: \(error)") }
+    for w in 0..<workers {
+        startThread {
+            var sequence = 0
+            for i in 0..<(asyncPerWorker + blockingPerWorker) {
+                let n = sequence
+                sequence += 1
+                do {
+                    if i % 25 == 0 {
+                        let onMain = try loop.postAndWait { () -> Bool in
+                            record(worker: w, sequence: n)
+                            return EventLoop.isMainThread
+                        }
+                        if !onMain { fail("postAndWait ran off the main thread") }
+                    } else {
+                        try loop.post { record(worker: w, sequence: n) }
+                    }
+                } catch { fail("worker \(w): \(error)") }
+            }
+            if finished.increment() == workers { loop.stop() }
+        }
+    }
+    do { try loop.run() } catch { fail("run: \(error)") }
+    let expected = workers * (asyncPerWorker + blockingPerWorker)
+    let stats = loop.stats
+    print("ran_on_main=\(ranOnMain) ran_elsewhere=\(ranElsewhere) order_violations=\(orderViolations) timer_on_main=\(timerFired.get()) \(stats)")
+    guard ranOnMain == expected, ranElsewhere == 0, orderViolations == 0, timerFired.get(),
+          stats.posted == stats.executed, stats.pending == 0 else { fail("expected \(expected) posts on the main thread") }
+    do { try loop.post {}; fail("post after stop was accepted") } catch EventLoopError.shutDown {} catch { fail("\(error)") }
+    print("OK")
+}
+
+/// With the fd limit reached, making a loop throws `.system` naming the call.
+func fdLimitScenario() {
+    var limit = rlimit(rlim_cur: 64, rlim_max: 64)
+    if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 { fail("setrlimit: \(errno)") }
+    var opened: [Int32] = []
+    while true {
+        let fd = open("/dev/null", O_RDONLY)
+        if fd < 0 { break }
+        opened.append(fd)
+    }
+    do {
+        _ = try EventLoop(name: "starved")
+        fail("a loop was made with no fds left")
+    } catch let error as EventLoopError {
+        guard case .system(let call, let code) = error else { fail("unexpected \(error)") }
+        print("system_error call=\(call) errno=\(code) message=\(error)")
+    } catch { fail("\(error)") }
+    // The main loop is made without throwing; its first throwing call reports the failure.
+    do {
+        try EventLoop.main.post {}
+        fail("EventLoop.main accepted a post with no fds left")
+    } catch let error as EventLoopError {
+        guard case .system = error else { fail("main: unexpected \(error)") }
+        print("main_error \(error)")
+    } catch { fail("\(error)") }
+    print("OK")
+}
+
+/// A thread-safe box for the scenarios above.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    fileprivate var value: Value
+    // Heap-allocated: a mutex must not move while it is held.
+    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        return mutex
+    }()
+    init(_ value: Value) { self.value = value }
+    func get() -> Value { pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; return value }
+    func set(_ new: Value) { pthread_mutex_lock(mutex); value = new; pthread_mutex_unlock(mutex) }
+}
+
+extension Locked where Value == Int {
+    func increment() -> Int { pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; value += 1; return value }
+}
+
+switch CommandLine.arguments.dropFirst().first {
+case "main-loop": mainLoopScenario()
+case "fd-limit": fdLimitScenario()
+default: fail("usage: mainloop-test-helper <main-loop|fd-limit>")
+}

@@ -1,0 +1,32 @@
+# The two commands of the README's quick start: `make demo` and `make test`.
+# Both install what the package needs from Debian/Ubuntu when it is missing.
+
+SWIFT ?= swift
+APT_PACKAGES := libevent-dev pkg-config
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps demo test test-fast test-tsan
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+## The main job: the main thread owns EventLoop.main, worker threads hand it work.
+demo: deps
+	$(SWIFT) run -c release mainloop-demo
+
+## Every test, then every test again under the thread sanitizer.
+test: deps test-fast test-tsan
+
+# The build must be warning-free (a fresh clone compiles every file, so CI sees them all).
+test-fast:
+	@mkdir -p .build
+	@$(SWIFT) build --build-tests > .build/build.log 2>&1 || { cat .build/build.log; exit 1; }
+	@if grep "warning:" .build/build.log; then echo "the build has warnings (see above)"; exit 1; fi
+	$(SWIFT) test
+
+test-tsan:
+	$(SWIFT) test --sanitize=thread

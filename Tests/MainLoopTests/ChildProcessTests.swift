@@ -1,0 +1,46 @@
+// ChildProcessTests.swift: behaviour that needs a process of its own (the
+// real main thread, a lowered fd limit), checked through the test helper.
+import Foundation
+import Testing
+
+/// Runs `mainloop-test-helper <scenario>` (built next to the test bundle)
+/// with a watchdog, and returns its exit status and output.
+func runHelper(_ scenario: String, timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String) {
+    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    var executable = directory.appendingPathComponent("mainloop-test-helper")
+    if !FileManager.default.fileExists(atPath: executable.path) {
+        // Swift Testing may run from the .xctest bundle's inner directory.
+        executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("mainloop-test-helper")
+    }
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = [scenario]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+    let (seconds, _) = timeout.components
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(seconds)), execute: watchdog)
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    watchdog.cancel()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+@Suite struct ChildProcessTests {
+    @Test func mainLoopRunsEveryWorkersPostsOnTheRealMainThread() throws {
+        let (status, output) = try runHelper("main-loop")
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("ran_on_main=20800 ran_elsewhere=0 order_violations=0 timer_on_main=true"), "\(output)")
+        #expect(output.hasSuffix("OK\n"), "\(output)")
+    }
+
+    @Test func hittingTheFdLimitThrowsASystemErrorNamingTheCall() throws {
+        let (status, output) = try runHelper("fd-limit")
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("system_error call=eventfd errno=24"), "\(output)")
+        #expect(output.contains("main_error eventfd failed: Too many open files"), "\(output)")
+    }
+}
