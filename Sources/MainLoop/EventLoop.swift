@@ -60,6 +60,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // Guarded by `stateLock`: live timers and watchers, removed when they are
     // cancelled, when a one-shot timer has fired, and all at once on stop.
     private var registrations: [ObjectIdentifier: LoopEvent] = [:]
+    // Guarded by `stateLock`.
+    private var invocationErrorHandlerStorage: (@Sendable (EventLoop, Invocation, any Error) -> Void)?
 
     /// The loop that belongs to the process's main thread.
     ///
@@ -230,6 +232,15 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         case .stopping, .stopped:
             stateLock.unlock()
         }
+    }
+
+    /// Receives the errors thrown by invocations nobody waits for
+    /// (`performSelector(... waitUntilDone: false ...)` and `afterDelay`), on
+    /// the loop's thread. When nil, each such error is written as one line to
+    /// standard error, naming the loop, the selector and the error.
+    public var invocationErrorHandler: (@Sendable (EventLoop, Invocation, any Error) -> Void)? {
+        get { stateLock.withLock { invocationErrorHandlerStorage } }
+        set { stateLock.withLock { invocationErrorHandlerStorage = newValue } }
     }
 
     /// True once the loop has stopped for good: ``run()`` has returned after

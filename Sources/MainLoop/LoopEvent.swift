@@ -28,19 +28,23 @@ final class LoopEvent: @unchecked Sendable, Hashable {
     private let handler: Handler
     private let oneShot: Bool
     private let loop: EventLoop
+    /// Called once when the event ends, whatever ended it.
+    private let onEnd: (@Sendable () -> Void)?
 
-    private init(loop: EventLoop, handler: Handler, oneShot: Bool) {
+    private init(loop: EventLoop, handler: Handler, oneShot: Bool, onEnd: (@Sendable () -> Void)?) {
         self.loop = loop
         self.handler = handler
         self.oneShot = oneShot
+        self.onEnd = onEnd
     }
 
     /// Makes the event, registers it with `loop` (so stop() cancels it) and adds it.
     static func start(
-        on loop: EventLoop, fd: Int32, flags: Int32, timeout: Duration?, oneShot: Bool, handler: Handler
+        on loop: EventLoop, fd: Int32, flags: Int32, timeout: Duration?, oneShot: Bool, handler: Handler,
+        onEnd: (@Sendable () -> Void)? = nil
     ) throws(EventLoopError) -> LoopEvent {
         let core = try loop.core()
-        let registration = LoopEvent(loop: loop, handler: handler, oneShot: oneShot)
+        let registration = LoopEvent(loop: loop, handler: handler, oneShot: oneShot, onEnd: onEnd)
         // The event holds one reference to its registration until it is freed.
         let context = Unmanaged.passRetained(registration).toOpaque()
         guard let event = event_new(core.base, fd, Int16(flags), { _, what, context in
@@ -51,6 +55,7 @@ final class LoopEvent: @unchecked Sendable, Hashable {
             registration.release()
         }, context) else {
             Unmanaged<LoopEvent>.fromOpaque(context).release()
+            onEnd?()
             throw .system(call: "event_new", errno: ENOMEM)
         }
         registration.lock.withLock { registration.event = event }
@@ -99,6 +104,7 @@ final class LoopEvent: @unchecked Sendable, Hashable {
         guard let ended else { return }
         loop.unregister(self)
         event_free(ended)
+        onEnd?()
         Unmanaged.passUnretained(self).release()
     }
 

@@ -27,8 +27,16 @@ extension EventLoop {
     /// - Throws: ``EventLoopError/shutDown`` once ``stop()`` has been called.
     @discardableResult
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) throws -> Scheduled {
+        try schedule(after: delay, work, onEnd: nil)
+    }
+
+    /// As ``schedule(after:_:)``; `onEnd` runs once when the timer ends,
+    /// whether it fired, was cancelled, or its loop stopped.
+    func schedule(
+        after delay: Duration, _ work: @escaping @Sendable () -> Void, onEnd: (@Sendable () -> Void)?
+    ) throws(EventLoopError) -> Scheduled {
         Scheduled(registration: try LoopEvent.start(
-            on: self, fd: -1, flags: 0, timeout: delay, oneShot: true, handler: .timer(work)))
+            on: self, fd: -1, flags: 0, timeout: delay, oneShot: true, handler: .timer(work), onEnd: onEnd))
     }
 
     /// Runs `work` on the loop every `interval`, first after one interval,

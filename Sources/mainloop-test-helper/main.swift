@@ -104,6 +104,38 @@ func fdLimitScenario() {
     print("OK")
 }
 
+/// The seed scenario: a worker thread performs a three-argument method on
+/// the main thread, one argument nil, and waits for its result.
+final class Greeter: Invocable, @unchecked Sendable {
+    // `@unchecked Sendable`: `calls` is only touched on the main thread.
+    static let methods = MethodTable<Greeter>()
+        .method("greet:title:times:", Greeter.greet)
+        .method("refuse", Greeter.refuse)
+    var calls: [String] = []
+    func greet(_ count: Int, _ title: String?, _ times: Int) -> Int {
+        calls.append("\(count),\(title ?? "nil"),\(times) on_main=\(EventLoop.isMainThread)")
+        return times
+    }
+    func refuse() throws { throw HelperError.refused }
+}
+enum HelperError: Error { case refused }
+
+func performSelectorScenario() {
+    let greeter = Greeter()
+    startThread {
+        do {
+            let result = try greeter.performSelector(onMainThread: "greet:title:times:", waitUntilDone: true, withObjects: 2, nil, 3)
+            let call = try EventLoop.main.postAndWait { greeter.calls.first ?? "" }
+            print("result=\(result as? Int ?? -1) on_main=\(call.hasSuffix("on_main=true")) arguments=\(call.split(separator: " ")[0])")
+            // Not waited for: the error goes to standard error, naming loop, selector and error.
+            try greeter.performSelector(onMainThread: "refuse", waitUntilDone: false)
+            try EventLoop.main.post { EventLoop.main.stop() }
+        } catch { fail("worker: \(error)") }
+    }
+    do { try EventLoop.main.run() } catch { fail("run: \(error)") }
+    print("OK")
+}
+
 /// A thread-safe box for the scenarios above.
 final class Locked<Value: Sendable>: @unchecked Sendable {
     fileprivate var value: Value
@@ -125,5 +157,6 @@ extension Locked where Value == Int {
 switch CommandLine.arguments.dropFirst().first {
 case "main-loop": mainLoopScenario()
 case "fd-limit": fdLimitScenario()
+case "perform-selector": performSelectorScenario()
 default: fail("usage: mainloop-test-helper <main-loop|fd-limit>")
 }

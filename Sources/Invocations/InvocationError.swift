@@ -1,0 +1,29 @@
+// InvocationError.swift: why an invocation was refused, before anything ran.
+
+/// Why an ``Invocation`` could not be made. Thrown on the caller's thread,
+/// before anything is posted: bad input is never logged and dropped.
+public enum InvocationError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The target's ``MethodTable`` has no method for the selector; `answers`
+    /// lists the selectors it does have, sorted.
+    case unrecognizedSelector(Selector, targetType: String, answers: [Selector])
+    /// The argument list is too short or too long for the method.
+    case argumentCountMismatch(Selector, expected: Int, got: Int)
+    /// The argument at `index` (0 is the first) has the wrong type.
+    case argumentTypeMismatch(Selector, index: Int, expected: String, actual: String)
+    /// `nil` was passed at `index` for a parameter that is not `Optional`.
+    case nilForNonOptional(Selector, index: Int, expected: String)
+
+    public var description: String {
+        switch self {
+        case .unrecognizedSelector(let selector, let targetType, let answers):
+            let known = answers.isEmpty ? "none" : answers.map(\.name).joined(separator: ", ")
+            return "\(targetType) does not recognize selector '\(selector)' (it answers: \(known))"
+        case .argumentCountMismatch(let selector, let expected, let got):
+            return "'\(selector)' takes \(expected) argument\(expected == 1 ? "" : "s"), got \(got)"
+        case .argumentTypeMismatch(let selector, let index, let expected, let actual):
+            return "'\(selector)' argument \(index) must be \(expected), got \(actual)"
+        case .nilForNonOptional(let selector, let index, let expected):
+            return "'\(selector)' argument \(index) must be \(expected), got nil (only Optional parameters take nil)"
+        }
+    }
+}

@@ -1,0 +1,81 @@
+// DelayedPerformRequests.swift: performSelector(_:afterDelay:) requests that
+// have not ended yet, by target, so cancelPreviousPerformRequests can
+// withdraw them on every loop.
+//
+// A request is registered before its timer exists and unregistered by the
+// timer's end hook (fired, cancelled or its loop stopped), so the table never
+// keeps a target alive past its last request.
+
+enum DelayedPerformRequests {
+    private final class Request: @unchecked Sendable {
+        // Immutable.
+        let id: UInt64
+        let selector: Selector
+        // Guarded by `DelayedPerformRequests.lock`; nil while being scheduled.
+        var timer: Scheduled?
+        init(id: UInt64, selector: Selector) {
+            self.id = id
+            self.selector = selector
+        }
+    }
+
+    private static let lock = Lock()
+    // Guarded by `lock`. Keyed by the target's identity, which is stable while
+    // a request is registered: the invocation keeps the target alive.
+    nonisolated(unsafe) private static var requests: [ObjectIdentifier: [Request]] = [:]
+    nonisolated(unsafe) private static var nextID: UInt64 = 0
+
+    static func schedule(_ invocation: Invocation, on loop: EventLoop, after delay: Duration) throws -> Scheduled {
+        let key = ObjectIdentifier(invocation.target)
+        let request = lock.withLock { () -> Request in
+            nextID += 1
+            let request = Request(id: nextID, selector: invocation.selector)
+            requests[key, default: []].append(request)
+            return request
+        }
+        let timer: Scheduled
+        do {
+            timer = try loop.schedule(
+                after: delay, { loop.invokeReportingErrors(invocation) },
+                onEnd: { remove(key: key, id: request.id) })
+        } catch {
+            remove(key: key, id: request.id)
+            throw error
+        }
+        let stillWanted = lock.withLock { () -> Bool in
+            guard requests[key]?.contains(where: { $0 === request }) == true else { return false }
+            request.timer = timer
+            return true
+        }
+        // Cancelled by another thread while it was being scheduled.
+        if !stillWanted { timer.cancel() }
+        return timer
+    }
+
+    private static func remove(key: ObjectIdentifier, id: UInt64) {
+        lock.withLock {
+            requests[key]?.removeAll { $0.id == id }
+            if requests[key]?.isEmpty == true { requests[key] = nil }
+        }
+    }
+
+    static func cancel(target: AnyObject, selector: Selector?) {
+        let key = ObjectIdentifier(target)
+        let withdrawn = lock.withLock { () -> [Scheduled?] in
+            var matching: [Scheduled?] = []
+            requests[key]?.removeAll { request in
+                guard selector == nil || request.selector == selector else { return false }
+                matching.append(request.timer)
+                return true
+            }
+            if requests[key]?.isEmpty == true { requests[key] = nil }
+            return matching
+        }
+        // Outside the lock: cancel() may wait for a running timer handler,
+        // and the timer's end hook takes the lock.
+        for timer in withdrawn { timer?.cancel() }
+    }
+
+    /// How many requests are registered (for tests: the table must not leak).
+    static var count: Int { lock.withLock { requests.values.reduce(0) { $0 + $1.count } } }
+}

@@ -1,0 +1,100 @@
+// PerformSelector.swift: the performSelector family on every Invocable. The
+// invocation is checked on the caller's thread, then travels through the
+// loop's mailbox like any other post (same order, same stop guarantees).
+
+extension Invocable {
+    /// Performs `selector` on the main thread (``EventLoop/main``) with
+    /// `arguments`, like Objective-C's
+    /// `performSelectorOnMainThread:waitUntilDone:withObjects:`.
+    ///
+    /// See ``performSelector(_:on:waitUntilDone:withObjects:)``.
+    @discardableResult
+    public func performSelector(
+        onMainThread selector: Selector, waitUntilDone wait: Bool, withObjects arguments: Any?...
+    ) throws -> Any? {
+        try perform(selector, on: .main, waitUntilDone: wait, arguments: arguments)
+    }
+
+    /// Performs `selector` on `loop`'s thread with `arguments`.
+    ///
+    /// The call is checked on the calling thread before anything is posted:
+    /// an unknown selector or a wrong argument throws ``InvocationError``
+    /// here. The target and every argument are kept alive until the method
+    /// has run.
+    ///
+    /// - `waitUntilDone: true` blocks until the method ran and returns its
+    ///   result (`nil` for `Void`), rethrowing what it throws. On the loop's
+    ///   own thread it runs inline, like Apple's.
+    /// - `waitUntilDone: false` returns `nil` at once. If the method throws
+    ///   later, the error goes to ``EventLoop/invocationErrorHandler`` (or,
+    ///   when that is nil, one line on standard error): never silently lost.
+    /// - Throws: ``InvocationError``; ``EventLoopError/shutDown`` once the
+    ///   loop is stopped; with `waitUntilDone: true`, what the method throws
+    ///   and the errors of ``EventLoop/postAndWait(timeout:_:)``.
+    @discardableResult
+    public func performSelector(
+        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, withObjects arguments: Any?...
+    ) throws -> Any? {
+        try perform(selector, on: loop, waitUntilDone: wait, arguments: arguments)
+    }
+
+    /// As ``performSelector(_:on:waitUntilDone:withObjects:)``, with the
+    /// arguments in an array: for forwarding an argument list built at run time.
+    @discardableResult
+    public func performSelector(
+        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, withArguments arguments: [Any?]
+    ) throws -> Any? {
+        try perform(selector, on: loop, waitUntilDone: wait, arguments: arguments)
+    }
+
+    /// Performs `selector` with `arguments` on the calling thread's loop
+    /// (``EventLoop/current``) once `delay` has passed, as Apple's
+    /// `performSelector:withObject:afterDelay:` does on the current run loop.
+    ///
+    /// Errors the method throws go to ``EventLoop/invocationErrorHandler``.
+    /// ``cancelPreviousPerformRequests(withTarget:selector:)`` or the returned
+    /// ``Scheduled`` withdraws it.
+    /// - Throws: ``InvocationError``; ``EventLoopError/noCurrentLoop`` when
+    ///   the caller is not on a loop; ``EventLoopError/shutDown``.
+    @discardableResult
+    public func performSelector(
+        _ selector: Selector, afterDelay delay: Duration, withObjects arguments: Any?...
+    ) throws -> Scheduled {
+        let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
+        guard let loop = EventLoop.current else { throw EventLoopError.noCurrentLoop }
+        return try DelayedPerformRequests.schedule(invocation, on: loop, after: delay)
+    }
+
+    /// Withdraws the delayed perform requests (``performSelector(_:afterDelay:withObjects:)``)
+    /// for `target` that have not started yet, on every loop: all of them, or
+    /// only those for `selector`.
+    public static func cancelPreviousPerformRequests(withTarget target: Self, selector: Selector? = nil) {
+        DelayedPerformRequests.cancel(target: target, selector: selector)
+    }
+
+    private func perform(_ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, arguments: [Any?]) throws -> Any? {
+        let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
+        if wait {
+            return try loop.postAndWait { try invocation.invoke() }
+        }
+        try loop.post { loop.invokeReportingErrors(invocation) }
+        return nil
+    }
+}
+
+extension EventLoop {
+    /// Loop thread: performs an invocation nobody waits for, handing an error
+    /// it throws to ``invocationErrorHandler``.
+    func invokeReportingErrors(_ invocation: Invocation) {
+        do {
+            _ = try invocation.invoke()
+        } catch {
+            if let handler = invocationErrorHandler {
+                handler(self, invocation, error)
+            } else {
+                writeToStandardError(
+                    "MainLoop: loop '\(name)': \(type(of: invocation.target)).\(invocation.selector) threw: \(error)\n")
+            }
+        }
+    }
+}

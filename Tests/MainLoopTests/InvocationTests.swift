@@ -1,0 +1,148 @@
+// InvocationTests.swift: selectors, method tables, signatures, the up-front
+// checks and their messages, and invoking.
+import Testing
+@testable import MainLoop
+
+struct Refused: Error, Equatable { let reason: String }
+
+final class Account: Invocable {
+    static let methods = MethodTable<Account>()
+        .method("deposit:note:times:", Account.deposit)
+        .method("balance", Account.currentBalance)
+        .method("reset", Account.reset)
+        .method("withdraw:", Account.withdraw)
+        .method("scale:", Account.scale)
+        .method("nickname", Account.nickname)
+
+    // Touched only by the thread that performs the invocation.
+    var balance = 0
+    var notes: [String?] = []
+
+    func deposit(_ amount: Int, _ note: String?, _ times: Int) -> Int {
+        balance += amount * times
+        notes.append(note)
+        return balance
+    }
+    func currentBalance() -> Int { balance }
+    func reset() { balance = 0 }
+    func withdraw(_ amount: Int) throws -> Int {
+        guard amount <= balance else { throw Refused(reason: "insufficient funds") }
+        balance -= amount
+        return balance
+    }
+    func scale(_ factor: Double) -> Double { Double(balance) * factor }
+    func nickname() -> String? { nil }
+}
+
+@Suite struct InvocationTests {
+    @Test func selectorCountsItsColons() {
+        #expect(Selector("reset").argumentCount == 0)
+        #expect(Selector("add:").argumentCount == 1)
+        let literal: Selector = "add:to:"
+        #expect(literal.argumentCount == 2)
+        #expect(literal == Selector("add:to:"))
+    }
+
+    @Test func signatureDescribesTheMethodOrIsNilForAnUnknownSelector() throws {
+        let signature = try #require(Account.methods.signature(for: "deposit:note:times:"))
+        #expect(signature.numberOfArguments == 3)
+        #expect(signature.argumentTypes.map(\.name) == ["Int", "Optional<String>", "Int"])
+        #expect(signature.argumentTypes.map(\.acceptsNil) == [false, true, false])
+        #expect(ObjectIdentifier(signature.returnType) == ObjectIdentifier(Int.self))
+        #expect(Account.methods.signature(for: "reset")?.returnTypeName == "()")
+        #expect(Account.methods.signature(for: "launch:") == nil)
+        #expect(Account.methods.selectors.map(\.name)
+            == ["balance", "deposit:note:times:", "nickname", "reset", "scale:", "withdraw:"])
+    }
+
+    @Test func invokeCallsTheMethodWithItsArgumentsAndReturnsItsResult() throws {
+        let account = Account()
+        let deposit = try Invocation(target: account, selector: "deposit:note:times:", arguments: [5, nil, 3])
+        #expect(try deposit.invoke() as? Int == 15)
+        #expect(account.notes == [nil])
+        let noted = try Invocation(target: account, selector: "deposit:note:times:", arguments: [1, "rent", 1])
+        #expect(try noted.invoke() as? Int == 16)
+        #expect(account.notes == [nil, "rent"])
+        #expect(try Invocation(target: account, selector: "reset", arguments: []).invoke() == nil)
+        #expect(account.balance == 0)
+        // A method returning an Optional answers plain nil.
+        #expect(try Invocation(target: account, selector: "nickname", arguments: []).invoke() == nil)
+    }
+
+    @Test func invokeRethrowsWhatTheMethodThrows() throws {
+        let invocation = try Invocation(target: Account(), selector: "withdraw:", arguments: [10])
+        #expect(throws: Refused(reason: "insufficient funds")) { try invocation.invoke() }
+    }
+
+    @Test func unknownSelectorIsRefusedNamingTheTypeAndWhatItAnswers() {
+        let error = #expect(throws: InvocationError.self) {
+            try Invocation(target: Account(), selector: "launch:", arguments: [1])
+        }
+        #expect(error == .unrecognizedSelector("launch:", targetType: "Account", answers: Account.methods.selectors))
+        #expect(error?.description
+            == "Account does not recognize selector 'launch:' (it answers: balance, deposit:note:times:, nickname, reset, scale:, withdraw:)")
+    }
+
+    @Test func tooFewAndTooManyArgumentsAreRefused() {
+        #expect(throws: InvocationError.argumentCountMismatch("deposit:note:times:", expected: 3, got: 2)) {
+            try Invocation(target: Account(), selector: "deposit:note:times:", arguments: [1, nil])
+        }
+        #expect(throws: InvocationError.argumentCountMismatch("reset", expected: 0, got: 1)) {
+            try Invocation(target: Account(), selector: "reset", arguments: [1])
+        }
+        #expect(InvocationError.argumentCountMismatch("reset", expected: 0, got: 1).description
+            == "'reset' takes 0 arguments, got 1")
+    }
+
+    @Test func nilIntoANonOptionalParameterIsRefused() {
+        let error = #expect(throws: InvocationError.self) {
+            try Invocation(target: Account(), selector: "deposit:note:times:", arguments: [nil, nil, 1])
+        }
+        #expect(error == .nilForNonOptional("deposit:note:times:", index: 0, expected: "Int"))
+        #expect(error?.description
+            == "'deposit:note:times:' argument 0 must be Int, got nil (only Optional parameters take nil)")
+    }
+
+    @Test func anIntIsNotADouble() {
+        let error = #expect(throws: InvocationError.self) {
+            try Invocation(target: Account(), selector: "scale:", arguments: [2])
+        }
+        #expect(error == .argumentTypeMismatch("scale:", index: 0, expected: "Double", actual: "Int"))
+        #expect(error?.description == "'scale:' argument 0 must be Double, got Int")
+    }
+
+    @Test func theLowestOffendingIndexIsReported() {
+        #expect(throws: InvocationError.argumentTypeMismatch("deposit:note:times:", index: 1, expected: "Optional<String>", actual: "Int")) {
+            try Invocation(target: Account(), selector: "deposit:note:times:", arguments: [1, 2, "three"])
+        }
+    }
+
+    @Test func theInvocationKeepsItsArgumentsAlive() throws {
+        final class Payload: Sendable {}
+        final class Holder: Invocable {
+            static let methods = MethodTable<Holder>().method("take:", Holder.take)
+            func take(_ payload: Payload) -> Bool { true }
+        }
+        weak var watched: Payload?
+        var invocation: Invocation?
+        do {
+            let payload = Payload()
+            watched = payload
+            invocation = try Invocation(target: Holder(), selector: "take:", arguments: [payload])
+        }
+        #expect(watched != nil, "the argument died while the invocation still needed it")
+        #expect(try invocation?.invoke() as? Bool == true)
+        invocation = nil
+        #expect(watched == nil, "the invocation leaked its argument")
+    }
+
+    @Test func registeringASelectorWithTheWrongArityTraps() async {
+        await #expect(processExitsWith: .failure) {
+            final class Bad: Invocable {
+                static let methods = MethodTable<Bad>().method("add:", Bad.add)
+                func add(_ a: Int, _ b: Int) -> Int { a + b }
+            }
+            _ = Bad.methods
+        }
+    }
+}

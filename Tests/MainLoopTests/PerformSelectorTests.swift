@@ -1,0 +1,177 @@
+// PerformSelectorTests.swift: the performSelector family on loops: waiting,
+// not waiting, errors, retention, order, afterDelay and its cancellation.
+import Glibc
+import Testing
+@testable import MainLoop
+
+/// A target whose methods record which thread ran them.
+final class Ledger: Invocable, @unchecked Sendable {
+    // `@unchecked Sendable`: every field is touched only on the loop that
+    // performs the selectors (each method asserts that it is on a loop).
+    static let methods = MethodTable<Ledger>()
+        .method("record:", Ledger.record)
+        .method("fail:", Ledger.fail)
+        .method("keep:", Ledger.keep)
+        .method("entries", Ledger.allEntries)
+
+    var entries: [Int] = []
+    var loopsSeen: Set<String> = []
+    var kept: [AnyObject] = []
+
+    func record(_ value: Int) -> Int {
+        loopsSeen.insert(EventLoop.current?.name ?? "none")
+        entries.append(value)
+        return entries.count
+    }
+    func fail(_ reason: String) throws -> Int { throw Refused(reason: reason) }
+    func keep(_ object: AnyObject) { kept.append(object) }
+    func allEntries() -> [Int] { entries }
+}
+
+@Suite struct PerformSelectorTests {
+    @Test func waitingReturnsTheResultComputedOnTheLoop() throws {
+        try withSpawnedLoop("ledger") { loop in
+            let ledger = Ledger()
+            let count = try ledger.performSelector("record:", on: loop, waitUntilDone: true, withObjects: 7)
+            #expect(count as? Int == 1)
+            let entries = try ledger.performSelector("entries", on: loop, waitUntilDone: true)
+            #expect(entries as? [Int] == [7])
+            #expect(try loop.postAndWait { ledger.loopsSeen } == ["ledger"])
+        }
+    }
+
+    @Test func waitingRethrowsTheMethodsError() throws {
+        try withSpawnedLoop("throws") { loop in
+            #expect(throws: Refused(reason: "no")) {
+                try Ledger().performSelector("fail:", on: loop, waitUntilDone: true, withObjects: "no")
+            }
+        }
+    }
+
+    @Test func notWaitingReturnsNilAndHandsALaterErrorToTheHandler() throws {
+        try withSpawnedLoop("async-errors") { loop in
+            let reported = Locked<[String]>([])
+            loop.invocationErrorHandler = { errorLoop, invocation, error in
+                reported.withValue { $0.append("\(errorLoop.name) \(invocation.selector) \(error)") }
+            }
+            let ledger = Ledger()
+            let failing = try ledger.performSelector("fail:", on: loop, waitUntilDone: false, withObjects: "later")
+            let recording = try ledger.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 1)
+            #expect(failing == nil && recording == nil)
+            #expect(eventually { reported.current.count == 1 })
+            #expect(reported.current == ["async-errors fail: Refused(reason: \"later\")"])
+        }
+    }
+
+    @Test func badCallsAreRefusedOnTheCallersThreadBeforeAnythingIsPosted() throws {
+        try withSpawnedLoop("checked") { loop in
+            try loop.postAndWait {}
+            let before = loop.stats.posted
+            let ledger = Ledger()
+            #expect(throws: InvocationError.argumentTypeMismatch("record:", index: 0, expected: "Int", actual: "String")) {
+                try ledger.performSelector("record:", on: loop, waitUntilDone: false, withObjects: "seven")
+            }
+            #expect(throws: InvocationError.self) {
+                try ledger.performSelector("nope", on: loop, waitUntilDone: true)
+            }
+            #expect(loop.stats.posted == before)
+        }
+    }
+
+    @Test func anArgumentWithNoOtherOwnerIsAliveWhenTheInvocationRuns() throws {
+        final class Token {}
+        try withSpawnedLoop("retain") { loop in
+            let ledger = Ledger()
+            let gate = try Gate.occupy(loop)
+            weak var watched: Token?
+            do {
+                let token = Token()
+                watched = token
+                try ledger.performSelector("keep:", on: loop, waitUntilDone: false, withObjects: token)
+            }
+            #expect(watched != nil)   // only the queued invocation owns it now
+            gate.open()
+            let kept = try loop.postAndWait { ledger.kept.count }
+            #expect(kept == 1)
+            #expect(watched != nil)
+        }
+    }
+
+    @Test func invocationsAndPostsFromOneThreadKeepTheirOrder() throws {
+        try withSpawnedLoop("mixed-order") { loop in
+            let ledger = Ledger()
+            for i in 0..<3_000 {
+                if i % 2 == 0 {
+                    try ledger.performSelector("record:", on: loop, waitUntilDone: false, withObjects: i)
+                } else {
+                    try loop.post { _ = ledger.record(i) }
+                }
+            }
+            let entries = try ledger.performSelector("entries", on: loop, waitUntilDone: true) as? [Int]
+            #expect(entries == Array(0..<3_000))
+        }
+    }
+
+    @Test func afterDelayFiresOnTheCallingLoopNoEarlierThanAsked() throws {
+        try withSpawnedLoop("delayed") { loop in
+            let ledger = Ledger()
+            let clock = ContinuousClock()
+            let start = clock.now
+            let fired = Locked<Duration?>(nil)
+            try loop.postAndWait {
+                try ledger.performSelector("record:", afterDelay: .milliseconds(30), withObjects: 1)
+                try loop.schedule(after: .milliseconds(31)) {}   // keeps timing honest on a busy machine
+            }
+            try loop.post { }
+            #expect(eventually {
+                if let count = try? loop.postAndWait({ ledger.entries.count }), count == 1 {
+                    fired.withValue { $0 = $0 ?? (clock.now - start) }
+                    return true
+                }
+                return false
+            })
+            #expect(fired.current! >= .milliseconds(30))
+            #expect(ledger.loopsSeen == ["delayed"])
+            #expect(eventually { DelayedPerformRequests.count == 0 })
+        }
+    }
+
+    @Test func afterDelayOffAnyLoopThrowsNoCurrentLoop() {
+        #expect(throws: EventLoopError.noCurrentLoop) {
+            try Ledger().performSelector("record:", afterDelay: .zero, withObjects: 1)
+        }
+    }
+
+    @Test func cancelPreviousPerformRequestsWithdrawsThem() throws {
+        try withSpawnedLoop("cancel-delayed") { loop in
+            let ledger = Ledger(), other = Ledger()
+            try loop.postAndWait {
+                try ledger.performSelector("record:", afterDelay: .milliseconds(40), withObjects: 1)
+                try ledger.performSelector("fail:", afterDelay: .milliseconds(40), withObjects: "x")
+                try other.performSelector("record:", afterDelay: .milliseconds(40), withObjects: 2)
+            }
+            Ledger.cancelPreviousPerformRequests(withTarget: ledger, selector: "record:")
+            Ledger.cancelPreviousPerformRequests(withTarget: ledger)
+            sleep(milliseconds: 100)
+            #expect(try loop.postAndWait { ledger.entries } == [])
+            #expect(try loop.postAndWait { other.entries } == [2])
+            #expect(eventually { DelayedPerformRequests.count == 0 })
+        }
+    }
+
+    @Test func stoppingTheLoopEndsItsDelayedRequests() throws {
+        let loop = try EventLoop.spawn(name: "stop-delayed")
+        let ledger = Ledger()
+        try loop.postAndWait { try ledger.performSelector("record:", afterDelay: .seconds(3600), withObjects: 1) }
+        #expect(DelayedPerformRequests.count >= 1)
+        stopAndWait(loop)
+        #expect(eventually { DelayedPerformRequests.count == 0 })
+    }
+
+    @Test func seedScenarioOnTheRealMainThread() throws {
+        let (status, output) = try runHelper("perform-selector")
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("result=3 on_main=true arguments=2,nil,3"), "\(output)")
+        #expect(output.contains("MainLoop: loop 'main': Greeter.refuse threw: refused"), "\(output)")
+    }
+}
