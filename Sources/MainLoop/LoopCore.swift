@@ -28,8 +28,18 @@ final class LoopCore: @unchecked Sendable {
         }
         let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard fd >= 0 else { throw .system(call: "eventfd", errno: errno) }
-        guard let base = event_base_new() else {
-            let code = errno
+        // Precise, uncached time: a timer must never fire before its delay,
+        // and the coarse clock or a time cached at the top of a loop
+        // iteration would let it fire up to a few milliseconds early.
+        let config = event_config_new()
+        if let config {
+            event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NO_CACHE_TIME.rawValue))
+            event_config_set_flag(config, Int32(EVENT_BASE_FLAG_PRECISE_TIMER.rawValue))
+        }
+        let made = config.flatMap { event_base_new_with_config($0) }
+        let code = errno
+        if let config { event_config_free(config) }
+        guard let base = made else {
             close(fd)
             throw .system(call: "event_base_new", errno: code == 0 ? ENOMEM : code)
         }
