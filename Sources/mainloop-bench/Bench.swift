@@ -1,0 +1,268 @@
+// Bench.swift: the measurements; main.swift only hands the main thread to the loop.
+import CAllocationCounter
+import Glibc
+import MainLoop
+
+let M = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1])! : 4_000_000
+let rtN = 100_000, rtWarm = 1_000, wakeN = 2_000
+
+func nowNs() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// `value` with `digits` decimals (no Foundation here).
+func fixed(_ value: Double, _ digits: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let scaled = Int64((value * scale).rounded())
+    if digits == 0 { return String(scaled) }
+    let whole = scaled / Int64(scale), fraction = abs(scaled % Int64(scale))
+    let digitsText = String(fraction)
+    return (scaled < 0 && whole == 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: digits - digitsText.count) + digitsText
+}
+
+func emit(_ line: String) {
+    print(line)
+    fflush(nil)
+}
+
+func result(_ peer: String, _ metric: String, _ value: Double, _ unit: String) {
+    emit("RESULT peer=\(peer) metric=\(metric) value=\(fixed(value, unit == "us" ? 2 : 0)) unit=\(unit)")
+}
+
+func figure(_ peer: String, _ metric: String, _ value: Double, _ unit: String) {
+    emit("FIGURE peer=\(peer) metric=\(metric) value=\(fixed(value, 3)) unit=\(unit)")
+}
+
+/// Nearest-rank percentiles, in microseconds.
+func percentilesUs(_ samples: UnsafeMutablePointer<UInt64>, _ n: Int) -> (Double, Double) {
+    var sorted = UnsafeMutableBufferPointer(start: samples, count: n)
+    sorted.sort()
+    func p(_ q: Double) -> Double { Double(sorted[max(Int((q * Double(n)).rounded(.up)) - 1, 0)]) / 1000 }
+    return (p(0.50), p(0.99))
+}
+
+/// A counting semaphore (sem_t), as the C peers use.
+final class Semaphore: @unchecked Sendable {
+    private let sem = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+    init() { sem_init(sem, 0, 0) }
+    func signal() { sem_post(sem) }
+    func wait() { while sem_wait(sem) != 0 && errno == EINTR {} }
+    /// False when `seconds` passed first.
+    func wait(seconds: Int) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        deadline.tv_sec += seconds
+        while sem_timedwait(sem, &deadline) != 0 {
+            if errno != EINTR { return false }
+        }
+        return true
+    }
+}
+
+func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+    final class Box: @unchecked Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    var thread = pthread_t()
+    let rc = pthread_create(&thread, nil, { context in
+        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+        return nil
+    }, Unmanaged.passRetained(Box(body)).toOpaque())
+    precondition(rc == 0, "pthread_create failed: \(rc)")
+    return thread
+}
+
+// Loop-side state behind raw pointers (no exclusivity checks), touched only
+// on the main loop's thread, as in the Swift peer.
+nonisolated(unsafe) let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+nonisolated(unsafe) let target = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+nonisolated(unsafe) let tLast = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+nonisolated(unsafe) var failed = false
+let tpDone = Semaphore()
+let loop = EventLoop.main
+
+@inline(never)
+func benchTick() {
+    counter.pointee += 1
+    if counter.pointee == target.pointee {
+        tLast.pointee = nowNs()
+        tpDone.signal()
+    }
+}
+
+/// The invocation route's target: `tick:by:` takes two arguments.
+final class Ticker: Invocable, @unchecked Sendable {
+    static let methods = MethodTable<Ticker>()
+        .method("tick:by:", Ticker.tick)
+        .method("stamp:slot:", Ticker.stamp)
+    func tick(_ a: Int, _ b: Int) { benchTick() }
+    nonisolated(unsafe) static var wakeSamples: UnsafeMutablePointer<UInt64>?
+    nonisolated(unsafe) static var wakeSignal: Semaphore?
+    func stamp(_ stamp: Int, _ slot: Int) {
+        Ticker.wakeSamples![slot] = nowNs() - UInt64(stamp)
+        Ticker.wakeSignal!.signal()
+    }
+}
+let ticker = Ticker()
+
+/// One way of handing work to the loop.
+struct Route: Sendable {
+    let peer: String
+    let post: @Sendable () -> Void              // one no-op task (benchTick)
+    let roundtrip: @Sendable () -> Void         // post and block until it ran
+    let wake: @Sendable (_ slot: Int, _ stamp: UInt64, _ samples: UnsafeMutablePointer<UInt64>, _ done: Semaphore) -> Void
+}
+
+let closureRoute = Route(
+    peer: "mainloop",
+    post: { try! loop.post { benchTick() } },
+    roundtrip: { try! loop.postAndWait { counter.pointee += 1 } },
+    wake: { slot, stamp, samples, done in
+        nonisolated(unsafe) let samples = samples
+        try! loop.post { samples[slot] = nowNs() - stamp; done.signal() }
+    })
+
+let asyncSemaphore = Semaphore()
+let asyncSemRoute = Route(
+    peer: "mainloop_asyncsem",
+    post: closureRoute.post,
+    roundtrip: {
+        try! loop.post { counter.pointee += 1; asyncSemaphore.signal() }
+        asyncSemaphore.wait()
+    },
+    wake: closureRoute.wake)
+
+let invocationRoute = Route(
+    peer: "mainloop_invocation",
+    post: { try! ticker.performSelector("tick:by:", on: loop, waitUntilDone: false, withObjects: 1, 2) },
+    roundtrip: { try! ticker.performSelector("tick:by:", on: loop, waitUntilDone: true, withObjects: 1, 2) },
+    wake: { slot, stamp, samples, done in
+        Ticker.wakeSamples = samples
+        Ticker.wakeSignal = done
+        try! ticker.performSelector("stamp:slot:", on: loop, waitUntilDone: false, withObjects: Int(stamp), slot)
+    })
+
+/// (a) throughput: P producers each post m no-op tasks.
+func throughput(_ route: Route, _ P: Int, _ m: Int) -> Double {
+    try! loop.postAndWait { counter.pointee = 0; target.pointee = P * m }
+    let first = UnsafeMutablePointer<UInt64>.allocate(capacity: P)
+    defer { first.deallocate() }
+    nonisolated(unsafe) let firstShared = first
+    let ready = Semaphore(), go = Semaphore()
+    let threads = (0..<P).map { i in
+        startThread {
+            ready.signal()
+            go.wait()
+            firstShared[i] = nowNs()
+            for _ in 0..<m { route.post() }
+        }
+    }
+    for _ in 0..<P { ready.wait() }
+    for _ in 0..<P { go.signal() }
+    if !tpDone.wait(seconds: 120) {
+        emit("FAIL peer=\(route.peer) throughput P=\(P) timed out")
+        exit(1)
+    }
+    for thread in threads { pthread_join(thread, nil) }
+    let got = try! loop.postAndWait { counter.pointee }   // flush: nothing extra may run
+    if got != P * m {
+        emit("FAIL peer=\(route.peer) throughput P=\(P) counter=\(got) expected=\(P * m)")
+        failed = true
+    }
+    let t0 = (0..<P).map { first[$0] }.min()!
+    let seconds = Double(tLast.pointee - t0) / 1e9
+    emit("NOTE peer=\(route.peer) throughput P=\(P) M=\(m) seconds=\(fixed(seconds, 3))")
+    return Double(P * m) / seconds
+}
+
+/// (b) blocking round trip.
+func roundtrip(_ route: Route) {
+    let samples = UnsafeMutablePointer<UInt64>.allocate(capacity: rtN)
+    defer { samples.deallocate() }
+    for i in -rtWarm..<rtN {
+        let t0 = nowNs()
+        route.roundtrip()
+        if i >= 0 { samples[i] = nowNs() - t0 }
+    }
+    let (p50, p99) = percentilesUs(samples, rtN)
+    result(route.peer, "roundtrip_p50", p50, "us")
+    result(route.peer, "roundtrip_p99", p99, "us")
+}
+
+/// (c) idle wake latency.
+func wake(_ route: Route) {
+    let samples = UnsafeMutablePointer<UInt64>.allocate(capacity: wakeN)
+    defer { samples.deallocate() }
+    let done = Semaphore()
+    var nap = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+    for i in 0..<wakeN {
+        nanosleep(&nap, nil)
+        route.wake(i, nowNs(), samples, done)
+        done.wait()
+    }
+    let (p50, p99) = percentilesUs(samples, wakeN)
+    result(route.peer, "wake_p50", p50, "us")
+    result(route.peer, "wake_p99", p99, "us")
+}
+
+func maxRSSBytes() -> Int {
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+    return usage.ru_maxrss * 1024
+}
+
+/// Memory and allocation figures, on a fresh loop that is not running, so
+/// everything posted stays pending.
+func figures() {
+    let posts = 1_000_000
+    do {
+        let idle = try! EventLoop(name: "memory")
+        let before = maxRSSBytes()
+        for _ in 0..<posts { try! idle.post { benchTick() } }
+        let after = maxRSSBytes()
+        figure("mainloop", "bytes_per_pending_post", Double(after - before) / Double(posts), "bytes")
+        idle.stop()
+    }
+    do {
+        let idle = try! EventLoop(name: "allocations")
+        let n = 100_000
+        allocation_counter_start()
+        for _ in 0..<n { try! idle.post { benchTick() } }
+        figure("mainloop", "allocations_per_post", Double(allocation_counter_stop()) / Double(n), "allocs")
+        var captured = 0
+        allocation_counter_start()
+        for i in 0..<n { captured = i; let value = captured; try! idle.post { counter.pointee += value } }
+        figure("mainloop", "allocations_per_capturing_post", Double(allocation_counter_stop()) / Double(n), "allocs")
+        allocation_counter_start()
+        for _ in 0..<n { try! ticker.performSelector("tick:by:", on: idle, waitUntilDone: false, withObjects: 1, 2) }
+        figure("mainloop_invocation", "allocations_per_post", Double(allocation_counter_stop()) / Double(n), "allocs")
+        idle.stop()
+    }
+}
+
+func run(_ route: Route, asyncsem: Bool = false) {
+    _ = throughput(route, 1, max(M / 10, 1))   // warm-up, not reported
+    let stats0 = loop.stats
+    result(route.peer, "throughput_p1", throughput(route, 1, M), "ops_per_s")
+    result(route.peer, "throughput_p4", throughput(route, 4, M), "ops_per_s")
+    let stats1 = loop.stats
+    figure(route.peer, "eventfd_writes_per_1000_posts",
+           Double(stats1.wakeUpsWritten - stats0.wakeUpsWritten) * 1000 / Double(stats1.posted - stats0.posted), "writes")
+    roundtrip(route)
+    if asyncsem { roundtrip(asyncSemRoute) }
+    wake(route)
+}
+
+func driver() {
+    let onMain = try! loop.postAndWait { EventLoop.isMainThread }
+    emit("NOTE peer=mainloop loop_runs_on=\(onMain ? "main_thread" : "other_thread")")
+    figures()
+    run(closureRoute, asyncsem: true)
+    run(invocationRoute)
+    exit(failed ? 1 : 0)
+}
+

@@ -1,0 +1,16 @@
+// mainloop-bench: EventLoop measured with exactly the definitions of the peer
+// benchmark (shared/bench-peers/README.md): same constants, percentiles,
+// counter check and warm-up, same RESULT lines. One row per way in:
+//   mainloop             post { } closures; roundtrip = postAndWait
+//   mainloop_asyncsem    post { } + a semaphore, the C peers' round trip
+//   mainloop_invocation  performSelector(_:on:waitUntilDone:withObjects:) with two arguments
+// plus FIGURE lines: memory per pending post, eventfd writes per 1,000 posts
+// at saturation, allocations per post.
+// usage: mainloop-bench [M]   (M = tasks per producer, as for the C peers)
+import Glibc
+import MainLoop
+
+// The loop runs on the main thread; the driver thread is started from inside
+// the running loop, as in the peers.
+try! loop.post { _ = startThread { driver() } }
+try! loop.run()
