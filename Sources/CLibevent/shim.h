@@ -53,6 +53,19 @@ static inline int mainloop_eventfd_drain(int fd) {
     }
 }
 
+/// A mutex that spins briefly before sleeping: the mailbox's critical
+/// sections are a few instructions long, so a contended lock is usually free
+/// again before a futex round trip would have completed.
+static inline int mainloop_mutex_init_adaptive(pthread_mutex_t *mutex) {
+    pthread_mutexattr_t attr;
+    int rc = pthread_mutexattr_init(&attr);
+    if (rc) return rc;
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    rc = pthread_mutex_init(mutex, &attr);
+    pthread_mutexattr_destroy(&attr);
+    return rc;
+}
+
 /// A mutex and a condition variable in one allocation: what a blocked
 /// caller sleeps on. Timeouts run on CLOCK_MONOTONIC, so wall-clock changes
 /// cannot shorten or stretch a bounded wait.

@@ -50,9 +50,13 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// The loop's name, used in thread names and error messages.
     public let name: String
     private let isMain: Bool
-    /// The loop's machinery, or why it could not be made (only `EventLoop.main`
-    /// keeps a failure here, since it is created without throwing).
-    private let setup: Result<LoopCore, EventLoopError>
+    /// The loop's machinery; nil only for an `EventLoop.main` whose creation
+    /// failed (it is created without throwing), with the reason in `setupError`.
+    private let setupCore: LoopCore?
+    private let setupError: EventLoopError?
+    /// The core's mailbox, held directly so the post path loads one field;
+    /// for a failed `EventLoop.main`, a mailbox that throws `setupError`.
+    private let mailbox: Mailbox
 
     private let stateLock = Lock()
     // Guarded by `stateLock`.
@@ -85,20 +89,24 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     public init(name: String) throws {
         self.name = name
         self.isMain = false
-        do {
-            self.setup = .success(try LoopCore())
-        } catch {
-            throw error
-        }
+        let core = try LoopCore()
+        self.setupCore = core
+        self.setupError = nil
+        self.mailbox = core.mailbox
     }
 
     private init(mainLoop: ()) {
         self.name = "main"
         self.isMain = true
         do {
-            self.setup = .success(try LoopCore())
+            let core = try LoopCore()
+            self.setupCore = core
+            self.setupError = nil
+            self.mailbox = core.mailbox
         } catch {
-            self.setup = .failure(error)
+            self.setupCore = nil
+            self.setupError = error
+            self.mailbox = Mailbox(refusing: error)
         }
     }
 
@@ -170,7 +178,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     ///   ``EventLoopError/system(call:errno:)`` if the loop could not be made
     ///   or libevent failed (accepted work has still run).
     public func run() throws {
-        let core = try setup.get()
+        let core = try core()
         if isMain && !EventLoop.isMainThread { throw EventLoopError.notOwnerThread }
         stateLock.lock()
         switch lifecycle {
@@ -219,16 +227,14 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             let live = registrations
             registrations = [:]
             stateLock.unlock()
-            if case .success(let core) = setup {
-                var queued = core.mailbox.closeAndTakeAll()
-                queued.removeAll { $0.abandon(.shutDown) }
-                queued.deallocate()
-            }
+            var queued = mailbox.closeAndTakeAll()
+            queued.removeAll { $0.abandon(.shutDown) }
+            queued.deallocate()
             for registration in live.values { registration.cancel() }
         case .running:
             lifecycle = .stopping
             stateLock.unlock()
-            if case .success(let core) = setup { core.mailbox.close() }
+            mailbox.close()
         case .stopping, .stopped:
             stateLock.unlock()
         }
@@ -275,8 +281,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// The loop's machinery, or the error that prevented making it.
+    @inline(__always)
     func core() throws(EventLoopError) -> LoopCore {
-        try setup.get()
+        guard let setupCore else { throw setupError.unsafelyUnwrapped }
+        return setupCore
     }
 
     // MARK: - Posting
@@ -290,7 +298,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     ///   the work was not accepted and will never run.
     @inline(__always)
     public func post(_ work: @escaping @Sendable () -> Void) throws {
-        try setup.get().mailbox.enqueue(.work(work))
+        try mailbox.enqueue(.work(work))
     }
 
     /// Runs `work` on the loop and blocks the calling thread until it has
@@ -309,9 +317,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     ///   caller is a loop thread and this loop is, directly or through a
     ///   chain of loops, blocked waiting on the caller's loop.
     public func postAndWait<T>(timeout: Duration? = nil, _ work: () throws -> T) throws -> T {
-        let core = try setup.get()
         if inLoop {
-            if core.mailbox.closed { throw EventLoopError.shutDown }
+            if mailbox.closed { throw EventLoopError.shutDown }
             return try work()
         }
         let deadline = monotonicDeadline(after: timeout)
@@ -320,18 +327,14 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         defer { if let caller { WaitForGraph.unblock(caller) } }
         return try withoutActuallyEscaping(work) { work in
             let call = BlockingCall(work)
-            try core.mailbox.enqueue(.waiting(call))
+            try mailbox.enqueue(.waiting(call))
             return try call.wait(until: deadline)
         }
     }
 
     /// A snapshot of the loop's counters; see ``EventLoopStats``.
-    /// A loop that could not be made reports zeros.
     public var stats: EventLoopStats {
-        guard case .success(let core) = setup else {
-            return EventLoopStats(posted: 0, executed: 0, wakeUpsWritten: 0, drains: 0, largestBatch: 0, pending: 0)
-        }
-        return core.mailbox.counters()
+        mailbox.counters()
     }
 }
 

@@ -257,7 +257,14 @@ func run(_ route: Route, asyncsem: Bool = false) {
     wake(route)
 }
 
+/// `mainloop-bench M throughput`: only the closure throughput runs (for profiling).
+let throughputOnly = CommandLine.arguments.dropFirst(2).first == "throughput"
+
 func driver() {
+    if throughputOnly {
+        result(closureRoute.peer, "throughput_p1", throughput(closureRoute, 1, M), "ops_per_s")
+        exit(failed ? 1 : 0)
+    }
     let onMain = try! loop.postAndWait { EventLoop.isMainThread }
     emit("NOTE peer=mainloop loop_runs_on=\(onMain ? "main_thread" : "other_thread")")
     figures()
