@@ -20,9 +20,10 @@ public final class Invocation: @unchecked Sendable, CustomStringConvertible {
     public let selector: Selector
     /// The arguments, in order, checked against ``signature``.
     public let arguments: [Any?]
+    private let entry: MethodEntry
+
     /// The method's signature.
-    public let signature: MethodSignature
-    private let call: () throws -> Any?
+    public var signature: MethodSignature { entry.signature }
 
     /// Makes an invocation of `selector` on `target` with `arguments`,
     /// checking everything before returning.
@@ -41,15 +42,14 @@ public final class Invocation: @unchecked Sendable, CustomStringConvertible {
         self.target = target
         self.selector = selector
         self.arguments = arguments
-        self.signature = entry.signature
-        self.call = { try entry.call(target, arguments) }
+        self.entry = entry
     }
 
     /// Calls the method and returns its result: `nil` for a method that
     /// returns nothing (or returned `nil`). Rethrows what the method throws.
     /// Runs on the calling thread; an invocation may be invoked more than once.
     public func invoke() throws -> Any? {
-        try call()
+        try entry.call(target, arguments)
     }
 
     public var description: String {

@@ -59,11 +59,12 @@ public struct MethodSignature: Sendable, CustomStringConvertible {
         guard arguments.count == argumentTypes.count else {
             return .argumentCountMismatch(selector, expected: argumentTypes.count, got: arguments.count)
         }
-        for (index, (value, type)) in zip(arguments, argumentTypes).enumerated() where !type.accepts(value) {
-            guard let value else {
-                return .nilForNonOptional(selector, index: index, expected: type.name)
+        for index in arguments.indices where !argumentTypes[index].accepts(arguments[index]) {
+            let expected = argumentTypes[index].name
+            guard let value = arguments[index] else {
+                return .nilForNonOptional(selector, index: index, expected: expected)
             }
-            return .argumentTypeMismatch(selector, index: index, expected: type.name, actual: dynamicTypeName(of: value))
+            return .argumentTypeMismatch(selector, index: index, expected: expected, actual: dynamicTypeName(of: value))
         }
         return nil
     }

@@ -24,13 +24,7 @@ public protocol Invocable: AnyObject {
 /// The selectors a type answers, each with its ``MethodSignature`` and the
 /// method to call. Immutable and `Sendable`; ``method(_:_:)`` returns a new table.
 public struct MethodTable<Target: AnyObject>: Sendable {
-    struct Entry: Sendable {
-        let signature: MethodSignature
-        /// Calls the method on `target` with arguments already checked against `signature`.
-        let call: @Sendable (Target, [Any?]) throws -> Any?
-    }
-
-    private var entries: [Selector: Entry] = [:]
+    private var entries: [Selector: MethodEntry] = [:]
 
     /// An empty table.
     public init() {}
@@ -58,14 +52,15 @@ public struct MethodTable<Target: AnyObject>: Sendable {
             "MethodTable<\(Target.self)>: selector '\(selector)' is registered twice")
         let signature = MethodSignature(selector: selector, argumentTypes: argumentTypes, returnType: Result.self)
         var table = self
-        table.entries[selector] = Entry(signature: signature) { target, arguments in
+        table.entries[selector] = MethodEntry(signature: signature) { object, arguments in
+            // Invocation pairs an entry only with the table's own Target type.
+            let target = unsafeDowncast(object, to: Target.self)
+            // A cursor on the stack, not a captured `var` (which would be
+            // boxed on the heap on every call).
             var index = 0
-            func next<T>(_: T.Type) -> T {
-                defer { index += 1 }
-                // Checked against the signature before the invocation was made.
-                return arguments[index] as! T
+            let result = try withUnsafeMutablePointer(to: &index) { cursor in
+                try method(target)(repeat takeArgument(arguments, cursor, as: (each Argument).self))
             }
-            let result = try method(target)(repeat next((each Argument).self))
             if Result.self == Void.self { return nil }
             // A method returning an Optional answers nil, not Optional(nil).
             if let optional = result as? any OptionalValue { return optional.wrappedValue }
@@ -85,7 +80,31 @@ public struct MethodTable<Target: AnyObject>: Sendable {
         entries.keys.sorted { $0.name < $1.name }
     }
 
-    func entry(for selector: Selector) -> Entry? {
+    func entry(for selector: Selector) -> MethodEntry? {
         entries[selector]
     }
+}
+
+/// One row of a method table: the signature and the type-erased call.
+/// A class, so an invocation holds it with one reference instead of copying
+/// the signature's arrays and strings.
+final class MethodEntry: Sendable {
+    let signature: MethodSignature
+    /// Calls the method on `target` (the table's `Target`) with arguments
+    /// already checked against `signature`. Type-erased once, at
+    /// registration, so an invocation allocates no closure of its own.
+    let call: @Sendable (AnyObject, [Any?]) throws -> Any?
+
+    init(signature: MethodSignature, call: @escaping @Sendable (AnyObject, [Any?]) throws -> Any?) {
+        self.signature = signature
+        self.call = call
+    }
+}
+
+/// The next argument, cast to its parameter's type (checked against the
+/// signature before the invocation was made, so the cast cannot fail).
+@inline(__always)
+private func takeArgument<T>(_ arguments: [Any?], _ cursor: UnsafeMutablePointer<Int>, as: T.Type) -> T {
+    defer { cursor.pointee += 1 }
+    return arguments[cursor.pointee] as! T
 }

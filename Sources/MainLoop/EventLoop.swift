@@ -301,6 +301,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         try mailbox.enqueue(.work(work))
     }
 
+    /// Posts an invocation nobody waits for; its error goes to `invocationErrorHandler`.
+    func post(_ invocation: Invocation) throws(EventLoopError) {
+        try mailbox.enqueue(.invocation(invocation, Unmanaged.passUnretained(self)))
+    }
+
     /// Runs `work` on the loop and blocks the calling thread until it has
     /// run, returning its value or rethrowing its error.
     ///

@@ -1,4 +1,5 @@
 // Job.swift: one record in the mailbox, and what the loop does with it.
+import Invocations
 
 /// A record whose poster keeps a handle on it: a blocked caller, a suspended
 /// task. The loop either runs it or, when it never will (the loop was stopped
@@ -17,12 +18,17 @@ enum Job {
     case work(@Sendable () -> Void)
     /// A post somebody waits on.
     case waiting(any WaitingRecord)
+    /// An invocation nobody waits on (`performSelector(... waitUntilDone: false)`),
+    /// stored as itself so posting it allocates no closure. The loop is
+    /// unretained: a job only runs on its own loop, which is alive then.
+    case invocation(Invocation, Unmanaged<EventLoop>)
 
     @inline(__always)
     func run() {
         switch self {
         case .work(let body): body()
         case .waiting(let record): record.run()
+        case .invocation(let invocation, let loop): loop.takeUnretainedValue().invokeReportingErrors(invocation)
         }
     }
 

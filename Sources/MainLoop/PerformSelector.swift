@@ -77,7 +77,7 @@ extension Invocable {
         if wait {
             return try loop.postAndWait { try invocation.invoke() }
         }
-        try loop.post { loop.invokeReportingErrors(invocation) }
+        try loop.post(invocation)
         return nil
     }
 }

@@ -257,12 +257,17 @@ func run(_ route: Route, asyncsem: Bool = false) {
     wake(route)
 }
 
-/// `mainloop-bench M throughput`: only the closure throughput runs (for profiling).
-let throughputOnly = CommandLine.arguments.dropFirst(2).first == "throughput"
+/// `mainloop-bench M throughput [PEER]`: only that route's P=1 throughput
+/// runs (default: the closure route), a steady workload to profile.
+let throughputOnly: Route? = {
+    guard CommandLine.arguments.dropFirst(2).first == "throughput" else { return nil }
+    let peer = CommandLine.arguments.dropFirst(3).first ?? closureRoute.peer
+    return [closureRoute, invocationRoute].first { $0.peer == peer }
+}()
 
 func driver() {
-    if throughputOnly {
-        result(closureRoute.peer, "throughput_p1", throughput(closureRoute, 1, M), "ops_per_s")
+    if let route = throughputOnly {
+        result(route.peer, "throughput_p1", throughput(route, 1, M), "ops_per_s")
         exit(failed ? 1 : 0)
     }
     let onMain = try! loop.postAndWait { EventLoop.isMainThread }
