@@ -66,6 +66,26 @@ static inline int mainloop_mutex_init_adaptive(pthread_mutex_t *mutex) {
     return rc;
 }
 
+/// A condition variable whose timeouts run on CLOCK_MONOTONIC.
+static inline int mainloop_cond_init_monotonic(pthread_cond_t *cond) {
+    pthread_condattr_t attr;
+    int rc = pthread_condattr_init(&attr);
+    if (rc) return rc;
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    rc = pthread_cond_init(cond, &attr);
+    pthread_condattr_destroy(&attr);
+    return rc;
+}
+
+/// Waits on `cond` (`mutex` held) until signalled or until the
+/// CLOCK_MONOTONIC deadline in nanoseconds (0: no deadline). 0 or ETIMEDOUT.
+static inline int mainloop_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline_ns) {
+    if (deadline_ns == 0) return pthread_cond_wait(cond, mutex);
+    struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000u),
+                           .tv_nsec = (long)(deadline_ns % 1000000000u) };
+    return pthread_cond_timedwait(cond, mutex, &ts);
+}
+
 /// A mutex and a condition variable in one allocation: what a blocked
 /// caller sleeps on. Timeouts run on CLOCK_MONOTONIC, so wall-clock changes
 /// cannot shorten or stretch a bounded wait.
@@ -75,14 +95,8 @@ typedef struct {
 } mainloop_parker;
 
 static inline int mainloop_parker_init(mainloop_parker *p) {
-    pthread_condattr_t attr;
     int rc = pthread_mutex_init(&p->mutex, NULL);
-    if (rc) return rc;
-    if ((rc = pthread_condattr_init(&attr))) return rc;
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    rc = pthread_cond_init(&p->cond, &attr);
-    pthread_condattr_destroy(&attr);
-    return rc;
+    return rc ? rc : mainloop_cond_init_monotonic(&p->cond);
 }
 
 static inline void mainloop_parker_destroy(mainloop_parker *p) {
@@ -94,10 +108,7 @@ static inline void mainloop_parker_destroy(mainloop_parker *p) {
 /// CLOCK_MONOTONIC deadline in nanoseconds passes (0: no deadline).
 /// Returns 0, or ETIMEDOUT.
 static inline int mainloop_parker_wait(mainloop_parker *p, uint64_t deadline_ns) {
-    if (deadline_ns == 0) return pthread_cond_wait(&p->cond, &p->mutex);
-    struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000u),
-                           .tv_nsec = (long)(deadline_ns % 1000000000u) };
-    return pthread_cond_timedwait(&p->cond, &p->mutex, &ts);
+    return mainloop_cond_wait_until(&p->cond, &p->mutex, deadline_ns);
 }
 
 static inline uint64_t mainloop_monotonic_ns(void) {

@@ -10,7 +10,8 @@ import CLibevent
 public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The loop has been stopped (or is in its final drain): it accepts no new work.
     case shutDown
-    /// A bounded wait ended before the loop started the work; the work was withdrawn and will never run.
+    /// A bounded wait ended first: the loop did not start the work in time,
+    /// or (bounded mailbox) no room came in time. The work was not run and never will be.
     case timedOut
     /// Waiting would close a cycle of loops blocked on each other; nothing was posted.
     case deadlock
@@ -20,6 +21,8 @@ public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible 
     case alreadyRunning
     /// The call needs ``EventLoop/current``, and the calling thread runs no loop.
     case noCurrentLoop
+    /// A bounded mailbox is full (``EventLoop/tryPost(_:)``); the work was not accepted.
+    case full
     /// An argument the call cannot honour, described in the message (a non-positive interval, an empty event set, ...).
     case invalidArgument(String)
     /// A system call failed: `call` names it, `errno` says why.
@@ -33,6 +36,7 @@ public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible 
         case .notOwnerThread: return "EventLoop.main can only be run on the process's main thread"
         case .alreadyRunning: return "the event loop is already running"
         case .noCurrentLoop: return "the calling thread is not running an event loop"
+        case .full: return "the event loop's mailbox is full; the work was not accepted"
         case .invalidArgument(let what): return "invalid argument: \(what)"
         case .system(let call, let code):
             return "\(call) failed: \(String(cString: strerror(code))) (errno \(code))"

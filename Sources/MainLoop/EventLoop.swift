@@ -5,7 +5,7 @@ import Glibc
 
 /// Which loop the calling thread is running, if any. Read through
 /// `pthread_getspecific` (no syscall): `inLoop` sits on the hot path.
-private let currentLoopKey: pthread_key_t = {
+let currentLoopKey: pthread_key_t = {
     var key = pthread_key_t()
     let rc = pthread_key_create(&key, nil)
     precondition(rc == 0, "pthread_key_create failed with errno \(rc)")
@@ -77,22 +77,47 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     public static let main = EventLoop(mainLoop: ())
 
     /// Makes a loop for a thread of your own: whichever thread calls ``run()``
-    /// owns it from then on.
+    /// owns it from then on. Its mailbox is unbounded.
     ///
     /// - Throws: ``EventLoopError/system(call:errno:)`` if the eventfd or the
-    ///   libevent base cannot be created (for example at the fd limit).
+    ///   libevent base cannot be made (for example at the fd limit).
     public convenience init() throws {
-        try self.init(name: "EventLoop")
+        try self.init(name: "EventLoop", mailboxCapacity: nil)
     }
 
     /// Makes a named loop for a thread of your own (see ``init()``).
-    public init(name: String) throws {
+    public convenience init(name: String) throws {
+        try self.init(name: name, mailboxCapacity: nil)
+    }
+
+    /// Makes a loop whose mailbox holds at most `mailboxCapacity` pending posts
+    /// (see ``init(name:mailboxCapacity:)``).
+    public convenience init(mailboxCapacity: Int) throws {
+        try self.init(name: "EventLoop", mailboxCapacity: mailboxCapacity)
+    }
+
+    /// Makes a named loop for a thread of your own, optionally with a bounded mailbox.
+    ///
+    /// With a capacity, a post from another thread that finds the mailbox
+    /// full waits until the loop has drained room (producers are served in
+    /// the order they blocked, so none starves): a slow loop slows its
+    /// producers instead of growing memory. ``post(timeout:_:)`` bounds that
+    /// wait and ``tryPost(_:)`` does not wait at all. Posts made on the
+    /// loop's own thread are always admitted (it cannot wait for itself), so
+    /// they may exceed the capacity. `nil` means unbounded.
+    /// - Throws: ``EventLoopError/invalidArgument(_:)`` for a capacity below
+    ///   1; ``EventLoopError/system(call:errno:)`` as ``init()``.
+    public init(name: String, mailboxCapacity: Int?) throws {
+        if let mailboxCapacity, mailboxCapacity < 1 {
+            throw EventLoopError.invalidArgument("mailboxCapacity must be at least 1, got \(mailboxCapacity)")
+        }
         self.name = name
         self.isMain = false
         let core = try LoopCore()
         self.setupCore = core
         self.setupError = nil
         self.mailbox = core.mailbox
+        mailbox.configure(owner: self, capacity: mailboxCapacity)
     }
 
     private init(mainLoop: ()) {
@@ -108,6 +133,15 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             self.setupError = error
             self.mailbox = Mailbox(refusing: error)
         }
+        mailbox.configure(owner: self, capacity: MainLoopConfiguration.claim())
+    }
+
+    /// Bounds ``EventLoop/main``'s mailbox (see ``init(name:mailboxCapacity:)``).
+    /// Call it before anything touches `EventLoop.main`.
+    /// - Throws: ``EventLoopError/invalidArgument(_:)`` once `EventLoop.main`
+    ///   exists, or for a capacity below 1.
+    public static func configureMain(mailboxCapacity: Int?) throws {
+        try MainLoopConfiguration.set(mailboxCapacity: mailboxCapacity)
     }
 
     /// Starts a new thread named `name` that runs a new loop, and returns once
@@ -116,7 +150,12 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// The thread ends when the loop is stopped (``stop()``).
     /// - Throws: ``EventLoopError/system(call:errno:)`` if the loop or the thread cannot be made.
     public static func spawn(name: String) throws -> EventLoop {
-        let loop = try EventLoop(name: name)
+        try spawn(name: name, mailboxCapacity: nil)
+    }
+
+    /// As ``spawn(name:)``, with a bounded mailbox (see ``init(name:mailboxCapacity:)``).
+    public static func spawn(name: String, mailboxCapacity: Int?) throws -> EventLoop {
+        let loop = try EventLoop(name: name, mailboxCapacity: mailboxCapacity)
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -289,16 +328,31 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     // MARK: - Posting
 
-    /// Hands `work` to the loop, which runs it on its thread; returns at once.
+    /// Hands `work` to the loop, which runs it on its thread; returns at once
+    /// (with a bounded mailbox that is full: once the loop has made room).
     ///
     /// Posts from one thread run in the order they were made. Posting from
     /// the loop's own thread is allowed: the work runs in a later turn, after
     /// I/O and timers were served.
-    /// - Throws: ``EventLoopError/shutDown`` once ``stop()`` has been called;
-    ///   the work was not accepted and will never run.
+    /// - Throws: ``EventLoopError/shutDown`` once ``stop()`` has been called
+    ///   (also while waiting for room); the work was not accepted and will never run.
     @inline(__always)
     public func post(_ work: @escaping @Sendable () -> Void) throws {
         try mailbox.enqueue(.work(work))
+    }
+
+    /// As ``post(_:)``, but waits at most `timeout` for room in a full
+    /// bounded mailbox.
+    /// - Throws: ``EventLoopError/timedOut`` when no room came in time (the
+    ///   work was not accepted and will never run); ``EventLoopError/shutDown``.
+    public func post(timeout: Duration, _ work: @escaping @Sendable () -> Void) throws {
+        try mailbox.enqueue(.work(work), policy: .wait(until: monotonicDeadline(after: timeout)))
+    }
+
+    /// As ``post(_:)``, but never waits: a full bounded mailbox refuses the work.
+    /// - Throws: ``EventLoopError/full`` (nothing was enqueued); ``EventLoopError/shutDown``.
+    public func tryPost(_ work: @escaping @Sendable () -> Void) throws {
+        try mailbox.enqueue(.work(work), policy: .refuse)
     }
 
     /// Posts an invocation nobody waits for; its error goes to `invocationErrorHandler`.
@@ -312,9 +366,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// Called on the loop's own thread, `work` runs inline at once (it never
     /// waits for itself).
     ///
-    /// - Parameter timeout: bounds the wait for the loop to *start* the work.
-    ///   If it has not started by then, it is withdrawn (it will never run)
-    ///   and ``EventLoopError/timedOut`` is thrown. Once it has started, the
+    /// - Parameter timeout: bounds the wait for the loop to *start* the work
+    ///   (including any wait for room in a full bounded mailbox). If it has
+    ///   not started by then, it is withdrawn (it will never run) and
+    ///   ``EventLoopError/timedOut`` is thrown. Once it has started, the
     ///   caller waits for its result. `nil` waits as long as it takes.
     /// - Throws: what `work` throws; ``EventLoopError/shutDown`` if the loop
     ///   is stopped (or is stopped before it ever ran);
@@ -332,7 +387,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         defer { if let caller { WaitForGraph.unblock(caller) } }
         return try withoutActuallyEscaping(work) { work in
             let call = BlockingCall(work)
-            try mailbox.enqueue(.waiting(call))
+            try mailbox.enqueue(.waiting(call), policy: .wait(until: deadline))
             return try call.wait(until: deadline)
         }
     }

@@ -14,6 +14,12 @@
 //   with more work queued, the loop re-arms itself without any syscall. Under
 //   saturation the loop never sleeps, and producers write nothing.
 //
+// Bound (optional): with a capacity, a post from another thread that finds
+// the mailbox full (or other producers already waiting) queues in FIFO order
+// as a RoomWaiter and sleeps on the mailbox mutex; the loop hands room to
+// waiters whenever it swaps a batch out. Posts from the loop's own thread are
+// always admitted: the loop cannot wait for itself.
+//
 // Layout: the mutex and everything it guards live in one manually allocated
 // struct. Pointer access has no dynamic exclusivity checks (class stored
 // properties do, and they showed up in profiles of the post path), and the
@@ -43,8 +49,17 @@ final class Mailbox: @unchecked Sendable {
         /// What a post to the closed mailbox throws.
         var closeReason = EventLoopError.shutDown
         var needsWake = true
+        /// Most jobs `pending` may hold (Int.max: unbounded).
+        var capacity = Int.max
+        /// Producers blocked for room, oldest first.
+        var roomWaiters: [RoomWaiter] = []
+        /// The owning loop (unretained: it owns this mailbox), to recognise
+        /// its thread and to record wait-for edges.
+        var owner: Unmanaged<EventLoop>?
         var posted: UInt64 = 0
         var wakeUpsWritten: UInt64 = 0
+        var highWaterMark = 0
+        var postsThatWaited: UInt64 = 0
         // Written by the loop thread under `mutex` at the end of each drain,
         // so that `stats` can read them from any thread.
         var executed: UInt64 = 0
@@ -90,14 +105,37 @@ final class Mailbox: @unchecked Sendable {
     @inline(__always) private func lock() { pthread_mutex_lock(&state.pointee.mutex) }
     @inline(__always) private func unlock() { pthread_mutex_unlock(&state.pointee.mutex) }
 
-    /// Accepts `job`, or throws `.shutDown` once the mailbox is closed.
+    /// How a post behaves when a bounded mailbox is full.
+    enum RoomPolicy {
+        /// Block until the loop makes room, or until the deadline (monotonic ns; nil: none).
+        case wait(until: UInt64?)
+        /// Throw `.full` at once.
+        case refuse
+    }
+
+    /// Sets the bound and the owner; called once, before the loop is shared.
+    func configure(owner: EventLoop, capacity: Int?) {
+        lock()
+        state.pointee.owner = Unmanaged.passUnretained(owner)
+        state.pointee.capacity = capacity ?? Int.max
+        unlock()
+    }
+
+    /// Accepts `job`, or throws: the close reason (`.shutDown`) once the
+    /// mailbox is closed; with a bound, `.full` or `.timedOut` per `policy`.
     @inline(__always)
-    func enqueue(_ job: Job) throws(EventLoopError) {
+    func enqueue(_ job: Job, policy: RoomPolicy = .wait(until: nil)) throws(EventLoopError) {
         lock()
         guard !state.pointee.isClosed else {
             let reason = state.pointee.closeReason
             unlock()
             throw reason
+        }
+        if state.pointee.pending.count >= state.pointee.capacity || !state.pointee.roomWaiters.isEmpty {
+            // Returns only when the job is to be appended here (a post from
+            // the loop's own thread); otherwise it was handed off or refused,
+            // and the lock is released.
+            guard try admitWhenFull(job, policy) else { return }
         }
         state.pointee.pending.append(job)
         state.pointee.posted &+= 1
@@ -106,8 +144,77 @@ final class Mailbox: @unchecked Sendable {
             state.pointee.needsWake = false
             state.pointee.wakeUpsWritten &+= 1
         }
+        if state.pointee.capacity != Int.max {
+            state.pointee.highWaterMark = Swift.max(state.pointee.highWaterMark, state.pointee.pending.count)
+        }
         unlock()
         if wake { signalLoop() }
+    }
+
+    /// The full-mailbox path, entered with the lock held. Returns true when
+    /// the caller must append the job itself (still holding the lock);
+    /// false when the loop took it (lock released); throws (lock released)
+    /// when it was not accepted.
+    private func admitWhenFull(_ job: Job, _ policy: RoomPolicy) throws(EventLoopError) -> Bool {
+        let owner = state.pointee.owner
+        let current = pthread_getspecific(currentLoopKey)
+        if let owner, current == owner.toOpaque() { return true }
+        guard case .wait(let deadline) = policy else {
+            unlock()
+            throw .full
+        }
+        // A loop thread waiting for room in another loop depends on that
+        // loop, like a blocking post: record the edge, refuse a cycle.
+        var blockedLoop: EventLoop?
+        if let current, let owner {
+            let caller = Unmanaged<EventLoop>.fromOpaque(current).takeUnretainedValue()
+            if WaitForGraph.target(of: caller) == nil {
+                do {
+                    try WaitForGraph.block(caller, on: owner.takeUnretainedValue())
+                } catch {
+                    unlock()
+                    throw error
+                }
+                blockedLoop = caller
+            }
+        }
+        let waiter = RoomWaiter(job: job)
+        state.pointee.roomWaiters.append(waiter)
+        state.pointee.postsThatWaited &+= 1
+        while waiter.isWaiting {
+            let rc = mainloop_cond_wait_until(waiter.condition, &state.pointee.mutex, deadline ?? 0)
+            if rc == ETIMEDOUT && waiter.isWaiting {
+                state.pointee.roomWaiters.removeAll { $0 === waiter }
+                waiter.finish(.refused(.timedOut))
+            }
+        }
+        let outcome = waiter.state
+        unlock()
+        if let blockedLoop { WaitForGraph.unblock(blockedLoop) }
+        if case .refused(let error) = outcome { throw error }
+        return false
+    }
+
+    /// Lock held: moves waiting producers' jobs into `pending`, oldest first,
+    /// while there is room, and wakes them.
+    private func admitWaiters() {
+        var admitted = 0
+        for waiter in state.pointee.roomWaiters {
+            guard state.pointee.pending.count < state.pointee.capacity, let job = waiter.job else { break }
+            state.pointee.pending.append(job)
+            state.pointee.posted &+= 1
+            waiter.finish(.admitted)
+            admitted += 1
+        }
+        guard admitted > 0 else { return }
+        state.pointee.roomWaiters.removeFirst(admitted)
+        state.pointee.highWaterMark = Swift.max(state.pointee.highWaterMark, state.pointee.pending.count)
+    }
+
+    /// Lock held: every blocked producer is refused with `.shutDown`.
+    private func refuseWaiters() {
+        for waiter in state.pointee.roomWaiters { waiter.finish(.refused(.shutDown)) }
+        state.pointee.roomWaiters.removeAll()
     }
 
     private func signalLoop() {
@@ -128,6 +235,7 @@ final class Mailbox: @unchecked Sendable {
         lock()
         let batch = state.pointee.pending
         state.pointee.pending = state.pointee.spare
+        if !state.pointee.roomWaiters.isEmpty { admitWaiters() }
         unlock()
         state.pointee.spare = JobBuffer()
         return batch
@@ -146,6 +254,7 @@ final class Mailbox: @unchecked Sendable {
         if state.pointee.pending.count > 0 {
             let next = state.pointee.pending
             state.pointee.pending = batch
+            if !state.pointee.roomWaiters.isEmpty { admitWaiters() }
             return .more(next)
         }
         state.pointee.spare = batch
@@ -160,6 +269,7 @@ final class Mailbox: @unchecked Sendable {
     func close() -> Bool {
         lock()
         state.pointee.isClosed = true
+        refuseWaiters()
         let wake = state.pointee.needsWake
         if wake {
             state.pointee.needsWake = false
@@ -181,6 +291,7 @@ final class Mailbox: @unchecked Sendable {
     func closeAndTakeAll() -> JobBuffer {
         lock()
         state.pointee.isClosed = true
+        refuseWaiters()
         let batch = state.pointee.pending
         state.pointee.pending = JobBuffer()
         unlock()
@@ -193,6 +304,8 @@ final class Mailbox: @unchecked Sendable {
         return EventLoopStats(
             posted: state.pointee.posted, executed: state.pointee.executed,
             wakeUpsWritten: state.pointee.wakeUpsWritten, drains: state.pointee.drains,
-            largestBatch: state.pointee.largestBatch, pending: state.pointee.pending.count)
+            largestBatch: state.pointee.largestBatch, pending: state.pointee.pending.count,
+            capacity: state.pointee.capacity == Int.max ? nil : state.pointee.capacity,
+            highWaterMark: state.pointee.highWaterMark, postsThatWaited: state.pointee.postsThatWaited)
     }
 }

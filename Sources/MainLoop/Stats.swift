@@ -21,8 +21,17 @@ public struct EventLoopStats: Sendable, Equatable, CustomStringConvertible {
     public var largestBatch: Int
     /// Posts accepted but not yet taken by a drain.
     public var pending: Int
+    /// The mailbox's bound, or nil when it is unbounded.
+    public var capacity: Int?
+    /// The most posts that were pending at once (tracked for bounded mailboxes; 0 otherwise).
+    public var highWaterMark: Int
+    /// Posts that found a bounded mailbox full and had to wait for room
+    /// (whether they were then accepted or not).
+    public var postsThatWaited: UInt64
 
     public var description: String {
-        "posted=\(posted) executed=\(executed) wakeups=\(wakeUpsWritten) drains=\(drains) largest_batch=\(largestBatch) pending=\(pending)"
+        var text = "posted=\(posted) executed=\(executed) wakeups=\(wakeUpsWritten) drains=\(drains) largest_batch=\(largestBatch) pending=\(pending)"
+        if let capacity { text += " capacity=\(capacity) high_water=\(highWaterMark) waited=\(postsThatWaited)" }
+        return text
     }
 }

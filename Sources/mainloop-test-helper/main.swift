@@ -136,6 +136,24 @@ func performSelectorScenario() {
     print("OK")
 }
 
+/// EventLoop.main with a bounded mailbox, configured before first use; a
+/// worker overruns it and must wait for room.
+func mainBoundedScenario() {
+    do { try EventLoop.configureMain(mailboxCapacity: 8) } catch { fail("configureMain: \(error)") }
+    let loop = EventLoop.main
+    let count = Locked(0)
+    startThread {
+        do {
+            for _ in 0..<1_000 { try loop.post { _ = count.increment() } }
+            try loop.post { loop.stop() }
+        } catch { fail("worker: \(error)") }
+    }
+    do { try loop.run() } catch { fail("run: \(error)") }
+    print("count=\(count.get()) \(loop.stats)")
+    guard count.get() == 1_000, loop.stats.highWaterMark <= 8 else { fail("bounded main lost or overran") }
+    print("OK")
+}
+
 /// A thread-safe box for the scenarios above.
 final class Locked<Value: Sendable>: @unchecked Sendable {
     fileprivate var value: Value
@@ -158,5 +176,6 @@ switch CommandLine.arguments.dropFirst().first {
 case "main-loop": mainLoopScenario()
 case "fd-limit": fdLimitScenario()
 case "perform-selector": performSelectorScenario()
+case "main-bounded": mainBoundedScenario()
 default: fail("usage: mainloop-test-helper <main-loop|fd-limit>")
 }
