@@ -5,7 +5,7 @@ SWIFT ?= swift
 APT_PACKAGES := libevent-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps demo test test-fast test-tsan
+.PHONY: deps demo test test-fast test-tsan bench
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -30,3 +30,7 @@ test-fast:
 
 test-tsan:
 	$(SWIFT) test --sanitize=thread
+
+## The peer benchmark: mainloop-bench and the C/Swift peers in the same rounds (not in CI).
+bench: deps
+	bash bench/run.sh

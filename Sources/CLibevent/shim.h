@@ -117,4 +117,11 @@ static inline uint64_t mainloop_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/// libdispatch's hooks for a run loop that drains the main queue (what
+/// CoreFoundation uses): an eventfd that becomes readable when main-queue
+/// work is pending, and the call that runs it. Exported by libdispatch.so;
+/// declared here because no public header does.
+extern int _dispatch_get_main_queue_handle_4CF(void);
+extern void _dispatch_main_queue_callback_4CF(void *msg);
+
 #endif

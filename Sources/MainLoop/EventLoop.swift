@@ -56,7 +56,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private let setupError: EventLoopError?
     /// The core's mailbox, held directly so the post path loads one field;
     /// for a failed `EventLoop.main`, a mailbox that throws `setupError`.
-    private let mailbox: Mailbox
+    let mailbox: Mailbox
+
+    /// This loop as a Swift concurrency `SerialExecutor` (see ``LoopExecutor``).
+    public let executor = LoopExecutor()
 
     private let stateLock = Lock()
     // Guarded by `stateLock`.
@@ -118,6 +121,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         self.setupError = nil
         self.mailbox = core.mailbox
         mailbox.configure(owner: self, capacity: mailboxCapacity)
+        executor.attach(to: self)
     }
 
     private init(mainLoop: ()) {
@@ -134,6 +138,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             self.mailbox = Mailbox(refusing: error)
         }
         mailbox.configure(owner: self, capacity: MainLoopConfiguration.claim())
+        executor.attach(to: self)
     }
 
     /// Bounds ``EventLoop/main``'s mailbox (see ``init(name:mailboxCapacity:)``).
@@ -206,7 +211,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// Runs the loop on the calling thread until ``stop()``, then returns.
     ///
-    /// Work posted before `run()` runs as soon as the loop starts. When
+    /// Work posted before `run()` runs as soon as the loop starts.
+    /// ``EventLoop/main`` also runs `DispatchQueue.main` blocks and
+    /// `@MainActor` jobs while it runs, on the main thread. When
     /// `stop()` is called, everything the loop had accepted still runs (the
     /// final drain), timers are cancelled and watchers removed, and then
     /// `run()` returns.
@@ -234,6 +241,16 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
         let outer = pthread_getspecific(currentLoopKey)
         pthread_setspecific(currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
+        // The main loop also drains DispatchQueue.main (and so the default
+        // MainActor executor). If that cannot be set up, the loop stops at
+        // once, still running what it had accepted, and run() reports why.
+        var mainQueueFailure: (any Error)?
+        if isMain {
+            do { try watchDispatchMainQueue() } catch {
+                mainQueueFailure = error
+                stop()
+            }
+        }
         let rc = event_base_loop(core.base, EVLOOP_NO_EXIT_ON_EMPTY)
         let failure = errno
         // Normally the final drain broke the loop with the mailbox closed and
@@ -243,6 +260,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
         finishStopping()
         if rc == -1 { throw EventLoopError.system(call: "event_base_loop", errno: failure) }
+        if let mainQueueFailure { throw mainQueueFailure }
     }
 
     /// Stops the loop. Callable from any thread, at any time, any number of times.

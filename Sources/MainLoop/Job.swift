@@ -22,6 +22,8 @@ enum Job {
     /// stored as itself so posting it allocates no closure. The loop is
     /// unretained: a job only runs on its own loop, which is alive then.
     case invocation(Invocation, Unmanaged<EventLoop>)
+    /// A Swift concurrency job for the loop's executor (same unretained loop).
+    case executorJob(UnownedJob, Unmanaged<EventLoop>)
 
     @inline(__always)
     func run() {
@@ -29,12 +31,21 @@ enum Job {
         case .work(let body): body()
         case .waiting(let record): record.run()
         case .invocation(let invocation, let loop): loop.takeUnretainedValue().invokeReportingErrors(invocation)
+        case .executorJob(let job, let loop):
+            job.runSynchronously(on: loop.takeUnretainedValue().executor.asUnownedSerialExecutor())
         }
     }
 
     /// The loop will never run this job: tell its poster, if anybody waits.
+    /// (A concurrency job cannot be failed: its task will never resume, which
+    /// is said on standard error rather than left silent.)
     func abandon(_ error: EventLoopError) {
-        if case .waiting(let record) = self { record.abandon(error) }
+        switch self {
+        case .work, .invocation: break
+        case .waiting(let record): record.abandon(error)
+        case .executorJob(_, let loop):
+            writeToStandardError("MainLoop: loop '\(loop.takeUnretainedValue().name)' was stopped before it ran; a Swift concurrency job queued on it will never run\n")
+        }
     }
 }
 

@@ -50,12 +50,10 @@ final class LoopCore: @unchecked Sendable {
         self.mailbox = Mailbox(eventFD: fd)
         let context = Unmanaged.passUnretained(self).toOpaque()
         wakeEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { _, _, context in
-            let core = Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue()
-            core.mailbox.consumeWakeSignal()
-            core.drain()
+            Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().drain(consumingWakeSignal: true)
         }, context)
         rearmEvent = event_new(base, -1, 0, { _, _, context in
-            Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().drain()
+            Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().drain(consumingWakeSignal: false)
         }, context)
         guard let wakeEvent, rearmEvent != nil else {
             throw .system(call: "event_new", errno: ENOMEM)   // deinit frees what exists
@@ -77,11 +75,17 @@ final class LoopCore: @unchecked Sendable {
 
     /// Loop thread: runs the batch that is pending now (and only that: posts
     /// made while it runs wait for the next turn), then decides what's next.
-    func drain() {
+    ///
+    /// When woken through the eventfd, its counter is reset after the batch
+    /// ran (the first job starts one syscall sooner) but before
+    /// `finishDrain`: no producer writes the eventfd until `finishDrain` has
+    /// declared the loop asleep again, so no wake-up can be lost in between.
+    func drain(consumingWakeSignal: Bool) {
         var batch = nextBatch ?? mailbox.takeBatch()
         nextBatch = nil
         let ran = batch.count
         batch.runAll()
+        if consumingWakeSignal { mailbox.consumeWakeSignal() }
         switch mailbox.finishDrain(batch, ran: ran) {
         case .more(let next):
             nextBatch = next

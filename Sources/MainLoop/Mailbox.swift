@@ -11,7 +11,9 @@
 //   clears the flag under the lock, so one wake-up is written per sleep of
 //   the loop, however many producers race. The loop sets the flag again only
 //   at the end of a drain that finds the mailbox empty; when a drain ends
-//   with more work queued, the loop re-arms itself without any syscall. Under
+//   with more work queued, the loop re-arms itself without any syscall. (So
+//   between a wake-up and the next `finishDrain` nobody writes the eventfd,
+//   and the loop may reset it anywhere in that window.) Under
 //   saturation the loop never sleeps, and producers write nothing.
 //
 // Bound (optional): with a capacity, a post from another thread that finds
@@ -111,6 +113,9 @@ final class Mailbox: @unchecked Sendable {
         case wait(until: UInt64?)
         /// Throw `.full` at once.
         case refuse
+        /// Never wait and never refuse for lack of room (Swift concurrency
+        /// jobs and `perform`, which must not block a thread).
+        case admit
     }
 
     /// Sets the bound and the owner; called once, before the loop is shared.
@@ -159,9 +164,13 @@ final class Mailbox: @unchecked Sendable {
         let owner = state.pointee.owner
         let current = pthread_getspecific(currentLoopKey)
         if let owner, current == owner.toOpaque() { return true }
-        guard case .wait(let deadline) = policy else {
+        let deadline: UInt64?
+        switch policy {
+        case .admit: return true
+        case .refuse:
             unlock()
             throw .full
+        case .wait(let until): deadline = until
         }
         // A loop thread waiting for room in another loop depends on that
         // loop, like a blocking post: record the edge, refuse a cycle.
@@ -224,8 +233,8 @@ final class Mailbox: @unchecked Sendable {
         precondition(rc == 0, "MainLoop: writing the loop's eventfd \(eventFD) failed with errno \(rc)")
     }
 
-    /// Loop thread: consume the wake-up signal. Called before `takeBatch`, so a
-    /// post that lands after the swap writes a fresh signal.
+    /// Loop thread: resets the eventfd's counter. Must come before
+    /// `finishDrain`, which lets producers write it again.
     func consumeWakeSignal() {
         _ = mainloop_eventfd_drain(eventFD)
     }

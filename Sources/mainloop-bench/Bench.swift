@@ -244,11 +244,11 @@ func figures() {
     }
 }
 
-func run(_ route: Route, asyncsem: Bool = false) {
-    _ = throughput(route, 1, max(M / 10, 1))   // warm-up, not reported
+func run(_ route: Route, m: Int, asyncsem: Bool = false) {
+    _ = throughput(route, 1, max(m / 10, 1))   // warm-up, not reported
     let stats0 = loop.stats
-    result(route.peer, "throughput_p1", throughput(route, 1, M), "ops_per_s")
-    result(route.peer, "throughput_p4", throughput(route, 4, M), "ops_per_s")
+    result(route.peer, "throughput_p1", throughput(route, 1, m), "ops_per_s")
+    result(route.peer, "throughput_p4", throughput(route, 4, m), "ops_per_s")
     let stats1 = loop.stats
     figure(route.peer, "eventfd_writes_per_1000_posts",
            Double(stats1.wakeUpsWritten - stats0.wakeUpsWritten) * 1000 / Double(stats1.posted - stats0.posted), "writes")
@@ -256,6 +256,9 @@ func run(_ route: Route, asyncsem: Bool = false) {
     if asyncsem { roundtrip(asyncSemRoute) }
     wake(route)
 }
+
+let boundedCapacity = 1_024
+let boundedMode = CommandLine.arguments.dropFirst(2).first == "bounded"
 
 /// `mainloop-bench M throughput [PEER]`: only that route's P=1 throughput
 /// runs (default: the closure route), a steady workload to profile.
@@ -265,6 +268,10 @@ let throughputOnly: Route? = {
     return [closureRoute, invocationRoute].first { $0.peer == peer }
 }()
 
+let boundedRoute = Route(
+    peer: "mainloop_bounded\(boundedCapacity)", post: closureRoute.post,
+    roundtrip: closureRoute.roundtrip, wake: closureRoute.wake)
+
 func driver() {
     if let route = throughputOnly {
         result(route.peer, "throughput_p1", throughput(route, 1, M), "ops_per_s")
@@ -272,9 +279,15 @@ func driver() {
     }
     let onMain = try! loop.postAndWait { EventLoop.isMainThread }
     emit("NOTE peer=mainloop loop_runs_on=\(onMain ? "main_thread" : "other_thread")")
+    if boundedMode {
+        run(boundedRoute, m: M)
+        let stats = loop.stats
+        emit("NOTE peer=\(boundedRoute.peer) high_water=\(stats.highWaterMark) posts_that_waited=\(stats.postsThatWaited)")
+        exit(failed ? 1 : 0)
+    }
     figures()
-    run(closureRoute, asyncsem: true)
-    run(invocationRoute)
+    run(closureRoute, m: M, asyncsem: true)
+    run(invocationRoute, m: max(M / 8, 1))
     exit(failed ? 1 : 0)
 }
 

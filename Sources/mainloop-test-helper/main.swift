@@ -1,6 +1,7 @@
 // mainloop-test-helper: scenarios that need a process of their own (the real
 // main thread, a lowered fd limit). The tests launch it and read its output.
 // usage: mainloop-test-helper <scenario>
+import Dispatch
 import Glibc
 import MainLoop
 
@@ -154,6 +155,55 @@ func mainBoundedScenario() {
     print("OK")
 }
 
+/// EventLoop.main with Swift concurrency and libdispatch: DispatchQueue.main
+/// blocks, @MainActor tasks, MainActor.run, assumeIsolated from a plain loop
+/// callback and mailbox posts all run on the main thread, and all complete
+/// before stop(). With `mainExecutor`, the opt-in main executor is installed
+/// first, and MainActor jobs must show up in the mailbox's counters.
+func concurrencyScenario(mainExecutor: Bool) {
+    if mainExecutor {
+        do { try EventLoop.installMainExecutor() } catch { fail("installMainExecutor: \(error)") }
+    }
+    let loop = EventLoop.main
+    let n = 200
+    let dispatchRan = Locked(0), mainActorRan = Locked(0), mailboxRan = Locked(0)
+    let runRan = Locked(0), assumeRan = Locked(0), offMain = Locked(0)
+    @Sendable func on(_ counter: Locked<Int>) {
+        if !EventLoop.isMainThread { _ = offMain.increment() }
+        _ = counter.increment()
+    }
+    startThread {
+        for _ in 0..<n {
+            DispatchQueue.main.async { on(dispatchRan) }
+            Task { @MainActor in on(mainActorRan) }
+            do { try loop.post { on(mailboxRan) } } catch { fail("post: \(error)") }
+        }
+        Task.detached { await MainActor.run { on(runRan) } }
+        do {
+            try loop.post { MainActor.assumeIsolated { on(assumeRan) } }
+            // Bounded wait for everything, then stop.
+            for _ in 0..<10_000 {
+                let done = try loop.postAndWait {
+                    dispatchRan.get() == n && mainActorRan.get() == n && mailboxRan.get() == n
+                        && runRan.get() == 1 && assumeRan.get() == 1
+                }
+                if done { break }
+                var nap = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+                nanosleep(&nap, nil)
+            }
+            loop.stop()
+        } catch { fail("worker: \(error)") }
+    }
+    do { try loop.run() } catch { fail("run: \(error)") }
+    print("dispatch=\(dispatchRan.get()) mainactor=\(mainActorRan.get()) mainactor_run=\(runRan.get()) assume=\(assumeRan.get()) mailbox=\(mailboxRan.get()) off_main=\(offMain.get())")
+    let stats = loop.stats
+    print("main_executor=\(EventLoop.isMainExecutor) \(stats)")
+    // Through the opt-in executor, MainActor jobs are mailbox posts too.
+    if mainExecutor && stats.posted < UInt64(2 * n) { fail("MainActor jobs did not go through the mailbox") }
+    if !mainExecutor && stats.posted >= UInt64(2 * n) { fail("MainActor jobs went through the mailbox without the opt-in") }
+    print("OK")
+}
+
 /// A thread-safe box for the scenarios above.
 final class Locked<Value: Sendable>: @unchecked Sendable {
     fileprivate var value: Value
@@ -177,5 +227,7 @@ case "main-loop": mainLoopScenario()
 case "fd-limit": fdLimitScenario()
 case "perform-selector": performSelectorScenario()
 case "main-bounded": mainBoundedScenario()
+case "concurrency": concurrencyScenario(mainExecutor: false)
+case "concurrency-main-executor": concurrencyScenario(mainExecutor: true)
 default: fail("usage: mainloop-test-helper <main-loop|fd-limit>")
 }

@@ -121,7 +121,7 @@ final class Ledger: Invocable, @unchecked Sendable {
         }
         try withSpawnedLoop("delayed") { loop in
             let watch = Stopwatch()
-            try loop.postAndWait {
+            _ = try loop.postAndWait {
                 try watch.performSelector("lap:", afterDelay: .milliseconds(30), withObjects: "one")
             }
             #expect(eventually { watch.laps.current.count == 1 })
@@ -158,7 +158,7 @@ final class Ledger: Invocable, @unchecked Sendable {
     @Test func stoppingTheLoopEndsItsDelayedRequests() throws {
         let loop = try EventLoop.spawn(name: "stop-delayed")
         let ledger = Ledger()
-        try loop.postAndWait { try ledger.performSelector("record:", afterDelay: .seconds(3600), withObjects: 1) }
+        _ = try loop.postAndWait { try ledger.performSelector("record:", afterDelay: .seconds(3600), withObjects: 1) }
         #expect(DelayedPerformRequests.count >= 1)
         stopAndWait(loop)
         #expect(eventually { DelayedPerformRequests.count == 0 })

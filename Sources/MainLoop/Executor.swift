@@ -1,0 +1,61 @@
+// Executor.swift: every loop is a SerialExecutor, so an actor (or a global
+// actor) can pin itself to a loop, and its jobs travel through the mailbox
+// in order with posts and invocations.
+
+/// The `SerialExecutor` of an ``EventLoop``: jobs enqueued here run on the
+/// loop's thread, through its mailbox (so in order with ``EventLoop/post(_:)``
+/// calls made by the same thread).
+///
+/// Pin an actor to a loop:
+/// ```swift
+/// actor Store {
+///     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
+/// }
+/// ```
+/// Jobs are never refused for lack of room: a bounded mailbox admits them
+/// (Swift concurrency must not block a thread). A job enqueued after the
+/// loop stopped could never run, which would hang its task silently; that
+/// traps with a message naming the loop.
+public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
+    // `@unchecked Sendable`: `owner` is set once, in the loop's initializer,
+    // before the executor can be seen by any other thread.
+
+    /// The loop this executor runs jobs on. Unowned: the loop owns its executor.
+    public var loop: EventLoop { owner.takeUnretainedValue() }
+    private var owner: Unmanaged<EventLoop>!
+
+    init() {}
+
+    func attach(to loop: EventLoop) {
+        owner = Unmanaged.passUnretained(loop)
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        loop.enqueue(UnownedJob(job))
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Traps unless the caller is the loop's thread, inside `run()`: what
+    /// `assumeIsolated` relies on from plain loop callbacks.
+    public func checkIsolated() {
+        precondition(loop.inLoop, "MainLoop: expected to run on loop '\(loop.name)', but the caller is not its thread")
+    }
+
+    public func isIsolatingCurrentContext() -> Bool? {
+        loop.inLoop
+    }
+}
+
+extension EventLoop {
+    /// Loop or any thread: puts a Swift concurrency job in the mailbox.
+    func enqueue(_ job: UnownedJob) {
+        do {
+            try mailbox.enqueue(.executorJob(job, Unmanaged.passUnretained(self)), policy: .admit)
+        } catch {
+            fatalError("MainLoop: a Swift concurrency job was enqueued on loop '\(name)', which \(error); its task could never run")
+        }
+    }
+}

@@ -1,0 +1,128 @@
+// ConcurrencyTests.swift: loops as Swift concurrency executors, perform,
+// the ordering promise across posts, invocations and executor jobs, and
+// (in child processes) MainActor and DispatchQueue.main on EventLoop.main.
+import Glibc
+import Testing
+@testable import MainLoop
+
+/// An actor pinned to a loop of its own.
+actor PinnedCounter {
+    let loop: EventLoop
+    private(set) var values: [Int] = []
+    private(set) var threads: Set<Int32> = []
+
+    init(loop: EventLoop) { self.loop = loop }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
+
+    func add(_ value: Int) {
+        values.append(value)
+        threads.insert(currentThreadID())
+    }
+}
+
+/// A global actor whose executor is a spawned loop.
+@globalActor
+actor LoopActor {
+    static let shared = LoopActor()
+    static let loop = try! EventLoop.spawn(name: "loop-actor")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { Self.loop.executor.asUnownedSerialExecutor() }
+}
+
+struct Boom: Error, Equatable {}
+
+@Suite struct ConcurrencyTests {
+    @Test func actorPinnedToALoopRunsOnItsThread() async throws {
+        let loop = try EventLoop.spawn(name: "pinned")
+        defer { stopAndWait(loop) }
+        let loopThread = try loop.postAndWait { currentThreadID() }
+        let counter = PinnedCounter(loop: loop)
+        for i in 0..<100 { await counter.add(i) }
+        #expect(await counter.values == Array(0..<100))
+        #expect(await counter.threads == [loopThread])
+    }
+
+    @Test func assumeIsolatedWorksFromAPlainLoopCallback() throws {
+        let loop = try EventLoop.spawn(name: "assume")
+        defer { stopAndWait(loop) }
+        let counter = PinnedCounter(loop: loop)
+        let count = try loop.postAndWait {
+            counter.assumeIsolated { isolated in
+                isolated.add(1)
+                return isolated.values.count
+            }
+        }
+        #expect(count == 1)
+    }
+
+    @Test func checkIsolatedTrapsOffTheLoop() async {
+        await #expect(processExitsWith: .failure) {
+            let loop = try EventLoop.spawn(name: "off-loop")
+            loop.executor.checkIsolated()
+        }
+    }
+
+    @Test func performReturnsTheValueAndRethrows() async throws {
+        let loop = try EventLoop.spawn(name: "perform")
+        defer { stopAndWait(loop) }
+        let (value, onLoop) = try await loop.perform { (21 * 2, loop.inLoop) }
+        #expect(value == 42 && onLoop)
+        await #expect(throws: Boom()) { try await loop.perform { () throws -> Int in throw Boom() } }
+    }
+
+    @Test func performCancelledBeforeItStartsIsWithdrawn() async throws {
+        let loop = try EventLoop.spawn(name: "perform-cancel")
+        defer { stopAndWait(loop) }
+        let gate = try Gate.occupy(loop)
+        let ran = Locked(false)
+        let task = Task { try await loop.perform { ran.withValue { $0 = true } } }
+        #expect(eventually { loop.stats.pending == 1 })
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        gate.open()
+        try loop.postAndWait {}
+        #expect(ran.current == false)
+    }
+
+    @Test func performOnAStoppedLoopThrowsShutDown() async throws {
+        let loop = try EventLoop.spawn(name: "perform-stopped")
+        stopAndWait(loop)
+        await #expect(throws: EventLoopError.shutDown) { try await loop.perform { 1 } }
+    }
+
+    @Test func postsInvocationsAndExecutorJobsFromOneThreadKeepTheirOrder() async throws {
+        final class Recorder: Invocable, Sendable {
+            static let methods = MethodTable<Recorder>().method("note:", Recorder.note)
+            let order = Locked<[Int]>([])
+            func note(_ value: Int) { order.withValue { $0.append(value) } }
+        }
+        let loop = LoopActor.loop
+        let recorder = Recorder()
+        let rounds = 250
+        let poster = TestThread {
+            for round in 0..<rounds {
+                let base = round * 4
+                try! loop.post { recorder.note(base) }
+                Task { @LoopActor in recorder.note(base + 1) }
+                try! recorder.performSelector("note:", on: loop, waitUntilDone: false, withObjects: base + 2)
+                try! loop.post { recorder.note(base + 3) }
+            }
+        }
+        poster.join()
+        #expect(eventually { recorder.order.current.count == rounds * 4 })
+        #expect(recorder.order.current == Array(0..<(rounds * 4)))
+    }
+
+    @Test func mainActorAndDispatchMainRunOnTheMainLoop() throws {
+        let (status, output) = try runHelper("concurrency")
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("dispatch=200 mainactor=200 mainactor_run=1 assume=1 mailbox=200 off_main=0"), "\(output)")
+    }
+
+    @Test func mainActorJobsGoThroughTheMailboxWithTheOptInMainExecutor() throws {
+        let (status, output) = try runHelper("concurrency-main-executor")
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("dispatch=200 mainactor=200 mainactor_run=1 assume=1 mailbox=200 off_main=0"), "\(output)")
+        #expect(output.contains("main_executor=true"), "\(output)")
+    }
+}
