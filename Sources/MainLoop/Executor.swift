@@ -50,10 +50,13 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
 }
 
 extension EventLoop {
-    /// Loop or any thread: puts a Swift concurrency job in the mailbox.
-    func enqueue(_ job: UnownedJob) {
+    /// Loop or any thread: puts a Swift concurrency job in the mailbox, to
+    /// run on this loop's executor or (EventLoop.main only) on the runtime's
+    /// main executor, whichever the job was enqueued on.
+    func enqueue(_ job: UnownedJob, onMainExecutor: Bool = false) {
+        let record: Job = onMainExecutor ? .mainExecutorJob(job) : .executorJob(job, Unmanaged.passUnretained(self))
         do {
-            try mailbox.enqueue(.executorJob(job, Unmanaged.passUnretained(self)), policy: .admit)
+            try mailbox.enqueue(record, policy: .admit)
         } catch {
             fatalError("MainLoop: a Swift concurrency job was enqueued on loop '\(name)', which \(error); its task could never run")
         }

@@ -24,6 +24,10 @@ enum Job {
     case invocation(Invocation, Unmanaged<EventLoop>)
     /// A Swift concurrency job for the loop's executor (same unretained loop).
     case executorJob(UnownedJob, Unmanaged<EventLoop>)
+    /// A MainActor job, when EventLoop.main is installed as Swift's main
+    /// executor: it runs on that executor's identity, so the runtime sees it
+    /// already on the MainActor and does not enqueue it again.
+    case mainExecutorJob(UnownedJob)
 
     @inline(__always)
     func run() {
@@ -33,6 +37,8 @@ enum Job {
         case .invocation(let invocation, let loop): loop.takeUnretainedValue().invokeReportingErrors(invocation)
         case .executorJob(let job, let loop):
             job.runSynchronously(on: loop.takeUnretainedValue().executor.asUnownedSerialExecutor())
+        case .mainExecutorJob(let job):
+            job.runSynchronously(on: MainLoopMainExecutor.shared.asUnownedSerialExecutor())
         }
     }
 
@@ -45,6 +51,8 @@ enum Job {
         case .waiting(let record): record.abandon(error)
         case .executorJob(_, let loop):
             writeToStandardError("MainLoop: loop '\(loop.takeUnretainedValue().name)' was stopped before it ran; a Swift concurrency job queued on it will never run\n")
+        case .mainExecutorJob:
+            writeToStandardError("MainLoop: loop 'main' was stopped before it ran; a MainActor job queued on it will never run\n")
         }
     }
 }

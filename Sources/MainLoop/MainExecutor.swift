@@ -54,11 +54,11 @@ final class MainLoopMainExecutor: MainExecutor, @unchecked Sendable {
     static let shared = MainLoopMainExecutor()
 
     func enqueue(_ job: consuming ExecutorJob) {
-        EventLoop.main.enqueue(UnownedJob(job))
+        EventLoop.main.enqueue(UnownedJob(job), onMainExecutor: true)
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
-        EventLoop.main.executor.asUnownedSerialExecutor()
+        UnownedSerialExecutor(ordinary: self)
     }
 
     func checkIsolated() {

@@ -259,6 +259,7 @@ func run(_ route: Route, m: Int, asyncsem: Bool = false) {
 
 let boundedCapacity = 1_024
 let boundedMode = CommandLine.arguments.dropFirst(2).first == "bounded"
+let mainExecutorMode = CommandLine.arguments.dropFirst(2).first == "mainactor-executor"
 
 /// `mainloop-bench M throughput [PEER]`: only that route's P=1 throughput
 /// runs (default: the closure route), a steady workload to profile.
@@ -285,9 +286,15 @@ func driver() {
         emit("NOTE peer=\(boundedRoute.peer) high_water=\(stats.highWaterMark) posts_that_waited=\(stats.postsThatWaited)")
         exit(failed ? 1 : 0)
     }
+    if mainExecutorMode {
+        runAsync(mainActorRoute("mainloop_mainactor_executor"), m: max(M / 16, 1))
+        exit(failed ? 1 : 0)
+    }
     figures()
     run(closureRoute, m: M, asyncsem: true)
     run(invocationRoute, m: max(M / 8, 1))
+    runAsync(performRoute, m: max(M / 16, 1))
+    runAsync(mainActorRoute("mainloop_mainactor_dispatch"), m: max(M / 16, 1))
     exit(failed ? 1 : 0)
 }
 

@@ -13,6 +13,8 @@ import MainLoop
 // `bounded`: the same closure route through a mailbox bounded at 1,024
 // (reported as mainloop_bounded1024); configured before EventLoop.main exists.
 if boundedMode { try! EventLoop.configureMain(mailboxCapacity: boundedCapacity) }
+// `mainactor-executor`: MainActor jobs straight into EventLoop.main's mailbox.
+if mainExecutorMode { try! EventLoop.installMainExecutor() }
 
 // The loop runs on the main thread; the driver thread is started from inside
 // the running loop, as in the peers.

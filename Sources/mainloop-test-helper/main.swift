@@ -200,6 +200,9 @@ func concurrencyScenario(mainExecutor: Bool) {
     print("main_executor=\(EventLoop.isMainExecutor) \(stats)")
     // Through the opt-in executor, MainActor jobs are mailbox posts too.
     if mainExecutor && stats.posted < UInt64(2 * n) { fail("MainActor jobs did not go through the mailbox") }
+    // Each MainActor task is one mailbox post, not two (a job run on the
+    // wrong executor identity would be enqueued again by the runtime).
+    if mainExecutor && stats.posted >= UInt64(3 * n) { fail("MainActor jobs were enqueued twice") }
     if !mainExecutor && stats.posted >= UInt64(2 * n) { fail("MainActor jobs went through the mailbox without the opt-in") }
     print("OK")
 }
