@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "MainLoop", targets: ["MainLoop"]),
         .executable(name: "mainloop-demo", targets: ["mainloop-demo"]),
         .executable(name: "mainloop-bench", targets: ["mainloop-bench"]),
+        .executable(name: "kvd", targets: ["kvd"]),
     ],
     targets: [
         .systemLibrary(
@@ -17,6 +18,9 @@ let package = Package(
         .target(name: "Invocations"),
         .target(name: "MainLoop", dependencies: ["CLibevent", "Invocations"]),
         .executableTarget(name: "mainloop-demo", dependencies: ["MainLoop"]),
+        // kvd: a Redis-protocol daemon; its logic is a library so it is testable.
+        .target(name: "KVServer", dependencies: ["MainLoop"]),
+        .executableTarget(name: "kvd", dependencies: ["KVServer"]),
         // Counts heap allocations for the benchmark's allocations-per-post figure.
         .target(name: "CAllocationCounter"),
         .executableTarget(name: "mainloop-bench", dependencies: ["MainLoop", "CAllocationCounter"]),
@@ -24,6 +28,7 @@ let package = Package(
         // process's main thread cannot be tested inside the test runner.
         .executableTarget(name: "mainloop-test-helper", dependencies: ["MainLoop"]),
         .testTarget(name: "MainLoopTests", dependencies: ["MainLoop", "mainloop-test-helper"]),
+        .testTarget(name: "KVServerTests", dependencies: ["KVServer", "kvd"]),
     ],
     swiftLanguageModes: [.v6]
 )

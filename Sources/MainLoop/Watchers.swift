@@ -61,7 +61,10 @@ extension EventLoop {
     /// Calls `handler` on the loop each time the process receives `signal`.
     ///
     /// libevent delivers signals to one loop at a time: handle all signals on
-    /// one loop (normally ``EventLoop/main``).
+    /// one loop (normally ``EventLoop/main``). The signal must be unblocked in
+    /// at least one thread; a process started with it blocked (children of
+    /// libdispatch threads inherit such a mask) should unblock it with
+    /// `pthread_sigmask` before it starts threads.
     /// - Throws: ``EventLoopError/invalidArgument(_:)`` for a number that is
     ///   not a signal; ``EventLoopError/shutDown`` once ``stop()`` has been
     ///   called; ``EventLoopError/system(call:errno:)`` for a signal that

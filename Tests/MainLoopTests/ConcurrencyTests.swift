@@ -76,7 +76,7 @@ struct Boom: Error, Equatable {}
         let gate = try Gate.occupy(loop)
         let ran = Locked(false)
         let task = Task { try await loop.perform { ran.withValue { $0 = true } } }
-        #expect(eventually { loop.stats.pending == 1 })
+        #expect(await eventuallyAsync { loop.stats.pending == 1 })
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         gate.open()
@@ -109,7 +109,7 @@ struct Boom: Error, Equatable {}
             }
         }
         poster.join()
-        #expect(eventually { recorder.order.current.count == rounds * 4 })
+        #expect(await eventuallyAsync { recorder.order.current.count == rounds * 4 })
         #expect(recorder.order.current == Array(0..<(rounds * 4)))
     }
 

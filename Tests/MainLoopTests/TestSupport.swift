@@ -26,6 +26,19 @@ func eventually(within timeout: Duration = .seconds(20), _ condition: () -> Bool
     return condition()
 }
 
+/// `eventually` for async tests: sleeps with `Task.sleep`, so the waiting
+/// test does not hold one of the few cooperative threads that the task it
+/// waits for may need.
+func eventuallyAsync(within timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+}
+
 func sleep(milliseconds: Int) {
     var nap = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
     nanosleep(&nap, nil)

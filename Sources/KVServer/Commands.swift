@@ -1,0 +1,382 @@
+// Commands.swift: the command table. Each row is data: name, arity (Redis's
+// convention: N exactly, -N at least N, the name included) and handler.
+// Adding a command touches one row and one function.
+import Glibc
+
+struct Command: Sendable {
+    let name: String
+    let arity: Int
+    let handler: @Sendable (Keyspace, [[UInt8]], inout ReplyWriter) -> Void
+}
+
+let commandTable: [[UInt8]: Command] = {
+    let rows: [Command] = [
+        Command(name: "ping", arity: -1, handler: ping),
+        Command(name: "echo", arity: 2, handler: { _, r, out in out.bulk(r[1]) }),
+        Command(name: "get", arity: 2, handler: get),
+        Command(name: "set", arity: -3, handler: set),
+        Command(name: "getset", arity: 3, handler: getset),
+        Command(name: "del", arity: -2, handler: del),
+        Command(name: "exists", arity: -2, handler: exists),
+        Command(name: "incr", arity: 2, handler: { ks, r, out in incrementBy(ks, r[1], 1, &out) }),
+        Command(name: "decr", arity: 2, handler: { ks, r, out in incrementBy(ks, r[1], -1, &out) }),
+        Command(name: "incrby", arity: 3, handler: { ks, r, out in incrementBy(ks, r[1], r[2], negate: false, &out) }),
+        Command(name: "decrby", arity: 3, handler: { ks, r, out in incrementBy(ks, r[1], r[2], negate: true, &out) }),
+        Command(name: "append", arity: 3, handler: append),
+        Command(name: "strlen", arity: 2, handler: strlen),
+        Command(name: "mget", arity: -2, handler: mget),
+        Command(name: "mset", arity: -3, handler: mset),
+        Command(name: "expire", arity: -3, handler: { ks, r, out in expire(ks, r, unit: 1000, name: "expire", &out) }),
+        Command(name: "pexpire", arity: -3, handler: { ks, r, out in expire(ks, r, unit: 1, name: "pexpire", &out) }),
+        Command(name: "ttl", arity: 2, handler: { ks, r, out in ttl(ks, r[1], milliseconds: false, &out) }),
+        Command(name: "pttl", arity: 2, handler: { ks, r, out in ttl(ks, r[1], milliseconds: true, &out) }),
+        Command(name: "persist", arity: 2, handler: persist),
+        Command(name: "keys", arity: 2, handler: keys),
+        Command(name: "dbsize", arity: 1, handler: { ks, _, out in out.integer(ks.count) }),
+        Command(name: "flushall", arity: -1, handler: flushall),
+        Command(name: "info", arity: -1, handler: info),
+        Command(name: "config", arity: -2, handler: config),
+        Command(name: "command", arity: -1, handler: command),
+        Command(name: "quit", arity: -1, handler: { _, _, out in out.ok() }),
+    ]
+    return Dictionary(uniqueKeysWithValues: rows.map { (Array($0.name.utf8), $0) })
+}()
+
+// MARK: - Argument parsing with Redis's rules and wording
+
+let notAnInteger = "ERR value is not an integer or out of range"
+
+/// Redis's string2ll: optional '-', no leading zeros, no spaces or '+', fits in 64 bits.
+func parseInteger(_ bytes: [UInt8]) -> Int? {
+    guard !bytes.isEmpty, bytes.count <= 20 else { return nil }
+    if bytes == [UInt8(ascii: "0")] { return 0 }
+    var index = 0
+    let negative = bytes[0] == UInt8(ascii: "-")
+    if negative { index = 1 }
+    guard index < bytes.count, bytes[index] >= UInt8(ascii: "1"), bytes[index] <= UInt8(ascii: "9") else { return nil }
+    var magnitude: UInt64 = 0
+    while index < bytes.count {
+        let digit = bytes[index]
+        guard digit >= UInt8(ascii: "0") && digit <= UInt8(ascii: "9") else { return nil }
+        let (times, o1) = magnitude.multipliedReportingOverflow(by: 10)
+        let (sum, o2) = times.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+        guard !o1 && !o2 else { return nil }
+        magnitude = sum
+        index += 1
+    }
+    if negative {
+        guard magnitude <= UInt64(Int.max) + 1 else { return nil }
+        return magnitude == UInt64(Int.max) + 1 ? Int.min : -Int(magnitude)
+    }
+    guard magnitude <= UInt64(Int.max) else { return nil }
+    return Int(magnitude)
+}
+
+func decimalBytes(_ value: Int) -> [UInt8] { Array(String(value).utf8) }
+
+func equalsIgnoringCase(_ bytes: [UInt8], _ word: StaticString) -> Bool {
+    guard bytes.count == word.utf8CodeUnitCount else { return false }
+    return word.withUTF8Buffer { ascii in
+        zip(bytes, ascii).allSatisfy { a, b in (a >= 65 && a <= 90 ? a + 32 : a) == (b >= 65 && b <= 90 ? b + 32 : b) }
+    }
+}
+
+// MARK: - Handlers
+
+private func ping(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    switch r.count {
+    case 1: out.simple("PONG")
+    case 2: out.bulk(r[1])
+    default: out.error("ERR wrong number of arguments for 'ping' command")
+    }
+}
+
+private func get(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    if let entry = ks.lookup(r[1], now: monotonicMilliseconds()) { out.bulk(entry.value) } else { out.null() }
+}
+
+private func set(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    enum Condition { case none, nx, xx }
+    enum Expiry { case none, relative(Int, unit: Int), absolute(Int, unit: Int), keep }
+    var condition = Condition.none
+    var expiry = Expiry.none
+    var returnOld = false
+    var index = 3
+    while index < r.count {
+        let option = r[index]
+        let hasValue = index + 1 < r.count
+        if equalsIgnoringCase(option, "nx"), case .none = condition {
+            condition = .nx
+        } else if equalsIgnoringCase(option, "xx"), case .none = condition {
+            condition = .xx
+        } else if equalsIgnoringCase(option, "get"), !returnOld {
+            returnOld = true
+        } else if equalsIgnoringCase(option, "keepttl"), case .none = expiry {
+            expiry = .keep
+        } else if case .none = expiry, hasValue,
+                  let unit = equalsIgnoringCase(option, "ex") || equalsIgnoringCase(option, "exat") ? 1000
+                      : (equalsIgnoringCase(option, "px") || equalsIgnoringCase(option, "pxat") ? 1 : nil) {
+            guard let amount = parseInteger(r[index + 1]) else { return out.error(notAnInteger) }
+            let absolute = equalsIgnoringCase(option, "exat") || equalsIgnoringCase(option, "pxat")
+            expiry = absolute ? .absolute(amount, unit: unit) : .relative(amount, unit: unit)
+            index += 1
+        } else {
+            return out.error("ERR syntax error")
+        }
+        index += 1
+    }
+    let now = monotonicMilliseconds()
+    var deadline: Int64?
+    switch expiry {
+    case .none, .keep: deadline = nil
+    case .relative(let amount, let unit), .absolute(let amount, let unit):
+        let (ms, overflow) = amount.multipliedReportingOverflow(by: unit)
+        guard amount > 0, !overflow else { return out.error("ERR invalid expire time in 'set' command") }
+        if case .absolute = expiry {
+            // EXAT/PXAT are Unix times: convert to the monotonic clock.
+            var wall = timespec()
+            clock_gettime(CLOCK_REALTIME, &wall)
+            let wallMs = Int64(wall.tv_sec) * 1000 + Int64(wall.tv_nsec) / 1_000_000
+            deadline = now + (Int64(ms) - wallMs)
+        } else {
+            let (sum, o) = now.addingReportingOverflow(Int64(ms))
+            guard !o else { return out.error("ERR invalid expire time in 'set' command") }
+            deadline = sum
+        }
+    }
+    let old = ks.lookup(r[1], now: now)
+    let allowed: Bool
+    switch condition {
+    case .none: allowed = true
+    case .nx: allowed = old == nil
+    case .xx: allowed = old != nil
+    }
+    if allowed {
+        if case .keep = expiry { deadline = old?.expiresAt }
+        ks.set(r[1], r[2], expiresAt: deadline)
+    }
+    if returnOld {
+        if let old { out.bulk(old.value) } else { out.null() }
+    } else if allowed {
+        out.ok()
+    } else {
+        out.null()
+    }
+}
+
+private func getset(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    let old = ks.lookup(r[1], now: monotonicMilliseconds())
+    ks.set(r[1], r[2], expiresAt: nil)
+    if let old { out.bulk(old.value) } else { out.null() }
+}
+
+private func del(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    let now = monotonicMilliseconds()
+    var removed = 0
+    for key in r.dropFirst() where ks.lookup(key, now: now) != nil {
+        ks.entries[key] = nil
+        removed += 1
+    }
+    out.integer(removed)
+}
+
+private func exists(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    let now = monotonicMilliseconds()
+    out.integer(r.dropFirst().reduce(0) { $0 + (ks.lookup($1, now: now) == nil ? 0 : 1) })
+}
+
+private func incrementBy(_ ks: Keyspace, _ key: [UInt8], _ amount: [UInt8], negate: Bool, _ out: inout ReplyWriter) {
+    guard let parsed = parseInteger(amount) else { return out.error(notAnInteger) }
+    if negate {
+        guard parsed != Int.min else { return out.error("ERR decrement would overflow") }
+        incrementBy(ks, key, -parsed, &out)
+    } else {
+        incrementBy(ks, key, parsed, &out)
+    }
+}
+
+private func incrementBy(_ ks: Keyspace, _ key: [UInt8], _ amount: Int, _ out: inout ReplyWriter) {
+    let entry = ks.lookup(key, now: monotonicMilliseconds())
+    let current: Int
+    if let entry {
+        guard let value = parseInteger(entry.value) else { return out.error(notAnInteger) }
+        current = value
+    } else {
+        current = 0
+    }
+    let (result, overflow) = current.addingReportingOverflow(amount)
+    guard !overflow else { return out.error("ERR increment or decrement would overflow") }
+    ks.set(key, decimalBytes(result), expiresAt: entry?.expiresAt)
+    out.integer(result)
+}
+
+private func append(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    let now = monotonicMilliseconds()
+    if var entry = ks.lookup(r[1], now: now) {
+        let total = entry.value.count + r[2].count
+        guard total <= 512 * 1024 * 1024 else { return out.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)") }
+        ks.entries[r[1]] = nil   // keep the array uniquely referenced while appending
+        entry.value.append(contentsOf: r[2])
+        ks.entries[r[1]] = entry
+        out.integer(total)
+    } else {
+        ks.set(r[1], r[2], expiresAt: nil)
+        out.integer(r[2].count)
+    }
+}
+
+private func strlen(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    out.integer(ks.lookup(r[1], now: monotonicMilliseconds())?.value.count ?? 0)
+}
+
+private func mget(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    let now = monotonicMilliseconds()
+    out.arrayHeader(r.count - 1)
+    for key in r.dropFirst() {
+        if let entry = ks.lookup(key, now: now) { out.bulk(entry.value) } else { out.null() }
+    }
+}
+
+private func mset(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    guard r.count % 2 == 1 else { return out.error("ERR wrong number of arguments for 'mset' command") }
+    var index = 1
+    while index < r.count {
+        ks.set(r[index], r[index + 1], expiresAt: nil)
+        index += 2
+    }
+    out.ok()
+}
+
+private func expire(_ ks: Keyspace, _ r: [[UInt8]], unit: Int, name: String, _ out: inout ReplyWriter) {
+    guard let amount = parseInteger(r[2]) else { return out.error(notAnInteger) }
+    var nx = false, xx = false, gt = false, lt = false
+    for option in r.dropFirst(3) {
+        if equalsIgnoringCase(option, "nx") { nx = true }
+        else if equalsIgnoringCase(option, "xx") { xx = true }
+        else if equalsIgnoringCase(option, "gt") { gt = true }
+        else if equalsIgnoringCase(option, "lt") { lt = true }
+        else { return out.error(bytes: Array("ERR Unsupported option ".utf8) + option) }
+    }
+    if nx && (xx || gt || lt) { return out.error("ERR NX and XX, GT or LT options at the same time are not compatible") }
+    if gt && lt { return out.error("ERR GT and LT options at the same time are not compatible") }
+    let (ms, overflow) = amount.multipliedReportingOverflow(by: unit)
+    let now = monotonicMilliseconds()
+    let (deadline, overflow2) = now.addingReportingOverflow(Int64(ms))
+    guard !overflow, !overflow2 else { return out.error("ERR invalid expire time in '\(name)' command") }
+    guard let entry = ks.lookup(r[1], now: now) else { return out.integer(0) }
+    let current = entry.expiresAt
+    if nx && current != nil { return out.integer(0) }
+    if xx && current == nil { return out.integer(0) }
+    // No expiry counts as an infinite one for GT and LT.
+    if gt && (current == nil || deadline <= current!) { return out.integer(0) }
+    if lt && current != nil && deadline >= current! { return out.integer(0) }
+    if deadline <= now {
+        ks.entries[r[1]] = nil
+    } else {
+        ks.setExpiry(r[1], deadline)
+    }
+    out.integer(1)
+}
+
+private func ttl(_ ks: Keyspace, _ key: [UInt8], milliseconds: Bool, _ out: inout ReplyWriter) {
+    let now = monotonicMilliseconds()
+    guard let entry = ks.lookup(key, now: now) else { return out.integer(-2) }
+    guard let deadline = entry.expiresAt else { return out.integer(-1) }
+    let remaining = Int(max(deadline - now, 0))
+    out.integer(milliseconds ? remaining : (remaining + 500) / 1000)
+}
+
+private func persist(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    guard let entry = ks.lookup(r[1], now: monotonicMilliseconds()), entry.expiresAt != nil else { return out.integer(0) }
+    ks.setExpiry(r[1], nil)
+    out.integer(1)
+}
+
+private func keys(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    let now = monotonicMilliseconds()
+    let pattern = r[1]
+    let everything = pattern == [UInt8(ascii: "*")]
+    var matches: [[UInt8]] = []
+    for (key, entry) in ks.entries where (entry.expiresAt.map { $0 > now } ?? true) {
+        if everything || globMatch(pattern, key) { matches.append(key) }
+    }
+    out.arrayHeader(matches.count)
+    for key in matches { out.bulk(key) }
+}
+
+private func flushall(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    if r.count > 2 || (r.count == 2 && !equalsIgnoringCase(r[1], "async") && !equalsIgnoringCase(r[1], "sync")) {
+        return out.error("ERR syntax error")
+    }
+    ks.removeAll()
+    out.ok()
+}
+
+private func info(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    let wanted = Set(r.dropFirst().map { String(decoding: lowercased($0), as: UTF8.self) })
+    let everything = wanted.isEmpty || wanted.contains("all") || wanted.contains("everything") || wanted.contains("default")
+    var text = ""
+    var sections = ks.info()
+    sections.append((section: "Keyspace", lines: ks.count == 0 ? [] : ["db0:keys=\(ks.count),expires=\(ks.expiresCount),avg_ttl=0"]))
+    for section in sections where everything || wanted.contains(section.section.lowercased()) {
+        if !text.isEmpty { text += "\r\n" }
+        text += "# \(section.section)\r\n"
+        for line in section.lines { text += line + "\r\n" }
+    }
+    out.bulk(text)
+}
+
+/// The settings CONFIG GET answers (what redis-benchmark and redis-cli ask for).
+private let configParameters: [(String, String)] = [
+    ("appendonly", "no"), ("databases", "1"), ("save", ""), ("maxmemory", "0"),
+]
+
+private func config(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    guard equalsIgnoringCase(r[1], "get") else {
+        return out.error(bytes: Array("ERR unknown subcommand '".utf8) + r[1] + Array("'. Try CONFIG HELP.".utf8))
+    }
+    guard r.count >= 3 else { return out.error("ERR wrong number of arguments for 'config|get' command") }
+    var found: [(String, String)] = []
+    for pattern in r.dropFirst(2) {
+        for (name, value) in configParameters where globMatch(lowercased(pattern), Array(name.utf8)) && !found.contains(where: { $0.0 == name }) {
+            found.append((name, value))
+        }
+    }
+    out.arrayHeader(found.count * 2)
+    for (name, value) in found {
+        out.bulk(name)
+        out.bulk(value)
+    }
+}
+
+private func command(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+    func describe(_ command: Command) {
+        // name, arity, flags, first key, last key, step (Redis 2.8's six fields)
+        out.arrayHeader(6)
+        out.bulk(command.name)
+        out.integer(command.arity)
+        out.arrayHeader(0)
+        let keyed = !["ping", "echo", "dbsize", "flushall", "info", "config", "command", "quit", "keys"].contains(command.name)
+        out.integer(keyed ? 1 : 0)
+        out.integer(keyed ? (command.arity < 0 ? -1 : 1) : 0)
+        out.integer(keyed ? (command.name == "mset" ? 2 : 1) : 0)
+    }
+    let sorted = commandTable.values.sorted { $0.name < $1.name }
+    guard r.count > 1 else {
+        out.arrayHeader(sorted.count)
+        sorted.forEach(describe)
+        return
+    }
+    if equalsIgnoringCase(r[1], "count") && r.count == 2 {
+        out.integer(sorted.count)
+    } else if equalsIgnoringCase(r[1], "docs") {
+        out.arrayHeader(0)   // no documentation: clients fall back to their own
+    } else if equalsIgnoringCase(r[1], "info") {
+        out.arrayHeader(r.count - 2)
+        for name in r.dropFirst(2) {
+            if let command = commandTable[lowercased(name)] { describe(command) } else { out.null() }
+        }
+    } else {
+        out.error(bytes: Array("ERR unknown subcommand '".utf8) + r[1] + Array("'. Try COMMAND HELP.".utf8))
+    }
+}

@@ -1,0 +1,224 @@
+// RESPParser.swift: incremental RESP2 request parser (multibulk and inline).
+//
+// It never trusts a length it has not checked against a limit, and never
+// allocates what a client merely announced: a bulk is copied out only once
+// all of its bytes have arrived. Errors carry Redis's own wording; the
+// connection answers `-ERR Protocol error: <message>` and closes.
+
+/// Limits on what one request may announce.
+public struct RESPLimits: Sendable {
+    /// Largest bulk argument (Redis's proto-max-bulk-len default: 512 MiB).
+    public var maxBulk: Int = 512 * 1024 * 1024
+    /// Most arguments in one multibulk request.
+    public var maxArguments: Int = 1024 * 1024
+    /// Longest inline request, and longest count line (Redis: 64 KiB).
+    public var maxInline: Int = 64 * 1024
+
+    public init() {}
+}
+
+public struct RESPParser {
+    public enum Outcome: Equatable {
+        /// A complete request: its arguments (the command name first).
+        case request([[UInt8]])
+        /// More bytes are needed.
+        case incomplete
+        /// The stream is malformed; the message is Redis's wording.
+        case protocolError(String)
+    }
+
+    public let limits: RESPLimits
+    /// Bytes received and not yet consumed start at `start`.
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    public init(limits: RESPLimits = RESPLimits()) {
+        self.limits = limits
+    }
+
+    /// Bytes received but not yet parsed into requests.
+    public var bufferedCount: Int { buffer.count - start }
+
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        if start > 0 && start >= buffer.count / 2 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    public mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    /// The next complete request, if the buffer holds one.
+    public mutating func next() -> Outcome {
+        while start < buffer.count {
+            let outcome = buffer[start] == UInt8(ascii: "*") ? parseMultibulk() : parseInline()
+            switch outcome {
+            case .request(let arguments) where arguments.isEmpty:
+                continue   // an empty request (`*0`, a blank line) is skipped, as Redis does
+            default:
+                return outcome
+            }
+        }
+        return .incomplete
+    }
+
+    /// The index of the `\r\n` (or `\n`) that ends the line starting at `from`, if present.
+    private func lineEnd(from: Int) -> Int? {
+        var index = from
+        while index < buffer.count {
+            if buffer[index] == UInt8(ascii: "\n") { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// A decimal integer in `buffer[from..<to]` (an optional `-`, then digits), or nil.
+    private func integer(from: Int, to: Int) -> Int? {
+        var end = to
+        if end > from && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        guard end > from, end - from <= 20 else { return nil }
+        var index = from
+        let negative = buffer[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        guard index < end else { return nil }
+        var value = 0
+        while index < end {
+            let digit = Int(buffer[index]) - 48
+            guard digit >= 0 && digit <= 9 else { return nil }
+            let (times, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times.addingReportingOverflow(digit)
+            guard !o1 && !o2 else { return nil }
+            value = sum
+            index += 1
+        }
+        return negative ? -value : value
+    }
+
+    private mutating func parseMultibulk() -> Outcome {
+        guard let countEnd = lineEnd(from: start) else {
+            return buffer.count - start > limits.maxInline ? .protocolError("too big mbulk count string") : .incomplete
+        }
+        guard let count = integer(from: start + 1, to: countEnd), count <= limits.maxArguments else {
+            return .protocolError("invalid multibulk length")
+        }
+        var position = countEnd + 1
+        guard count > 0 else {
+            start = position
+            return .request([])
+        }
+        // First pass: check every header and that all bytes are here, without copying.
+        var spans: [(Int, Int)] = []
+        spans.reserveCapacity(Swift.min(count, 64))
+        for _ in 0..<count {
+            guard position < buffer.count else { return .incomplete }
+            guard buffer[position] == UInt8(ascii: "$") else {
+                return .protocolError("expected '$', got '\(Character(Unicode.Scalar(buffer[position])))'")
+            }
+            guard let lengthEnd = lineEnd(from: position) else {
+                return buffer.count - position > limits.maxInline ? .protocolError("too big bulk count string") : .incomplete
+            }
+            guard let length = integer(from: position + 1, to: lengthEnd), length >= 0, length <= limits.maxBulk else {
+                return .protocolError("invalid bulk length")
+            }
+            let dataStart = lengthEnd + 1
+            guard buffer.count - dataStart >= length + 2 else { return .incomplete }
+            spans.append((dataStart, length))
+            position = dataStart + length + 2
+        }
+        start = position
+        return .request(spans.map { Array(buffer[$0.0 ..< $0.0 + $0.1]) })
+    }
+
+    private mutating func parseInline() -> Outcome {
+        guard let end = lineEnd(from: start) else {
+            return buffer.count - start > limits.maxInline ? .protocolError("too big inline request") : .incomplete
+        }
+        var lineStop = end
+        if lineStop > start && buffer[lineStop - 1] == UInt8(ascii: "\r") { lineStop -= 1 }
+        let line = buffer[start..<lineStop]
+        start = end + 1
+        guard let arguments = splitInlineArguments(line) else {
+            return .protocolError("unbalanced quotes in request")
+        }
+        return .request(arguments)
+    }
+}
+
+/// Splits an inline request into arguments like Redis's sdssplitargs: spaces
+/// separate, double quotes allow \-escapes (\n, \t, \xHH, ...), single quotes
+/// allow \'. Returns nil for unbalanced quotes.
+func splitInlineArguments(_ line: ArraySlice<UInt8>) -> [[UInt8]]? {
+    var arguments: [[UInt8]] = []
+    var index = line.startIndex
+    func isSpace(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 10 || byte == 13 || byte == 11 || byte == 12 }
+    func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 48...57: return byte - 48
+        case 97...102: return byte - 87
+        case 65...70: return byte - 55
+        default: return nil
+        }
+    }
+    while true {
+        while index < line.endIndex && isSpace(line[index]) { index += 1 }
+        guard index < line.endIndex else { return arguments }
+        var current: [UInt8] = []
+        var inDouble = false, inSingle = false, done = false
+        while !done {
+            if inDouble {
+                guard index < line.endIndex else { return nil }
+                let byte = line[index]
+                if byte == UInt8(ascii: "\\") && index + 3 < line.endIndex && line[index + 1] == UInt8(ascii: "x"),
+                   let high = hexValue(line[index + 2]), let low = hexValue(line[index + 3]) {
+                    current.append(high << 4 | low)
+                    index += 3
+                } else if byte == UInt8(ascii: "\\") && index + 1 < line.endIndex {
+                    index += 1
+                    switch line[index] {
+                    case UInt8(ascii: "n"): current.append(10)
+                    case UInt8(ascii: "r"): current.append(13)
+                    case UInt8(ascii: "t"): current.append(9)
+                    case UInt8(ascii: "b"): current.append(8)
+                    case UInt8(ascii: "a"): current.append(7)
+                    default: current.append(line[index])
+                    }
+                } else if byte == UInt8(ascii: "\"") {
+                    // A closing quote must be followed by a space or the end.
+                    if index + 1 < line.endIndex && !isSpace(line[index + 1]) { return nil }
+                    done = true
+                } else {
+                    current.append(byte)
+                }
+            } else if inSingle {
+                guard index < line.endIndex else { return nil }
+                let byte = line[index]
+                if byte == UInt8(ascii: "\\") && index + 1 < line.endIndex && line[index + 1] == UInt8(ascii: "'") {
+                    index += 1
+                    current.append(UInt8(ascii: "'"))
+                } else if byte == UInt8(ascii: "'") {
+                    if index + 1 < line.endIndex && !isSpace(line[index + 1]) { return nil }
+                    done = true
+                } else {
+                    current.append(byte)
+                }
+            } else {
+                guard index < line.endIndex else { break }
+                let byte = line[index]
+                if isSpace(byte) {
+                    done = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inDouble = true
+                } else if byte == UInt8(ascii: "'") {
+                    inSingle = true
+                } else {
+                    current.append(byte)
+                }
+            }
+            if index < line.endIndex { index += 1 }
+        }
+        arguments.append(current)
+    }
+}

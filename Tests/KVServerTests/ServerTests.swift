@@ -1,0 +1,124 @@
+// ServerTests.swift: kvd over loopback: Redis 7's exact bytes for every
+// command, pipelining, expiry, concurrent clients, hostile and vanishing
+// clients, the client limit, and a graceful SIGTERM that loses no reply.
+import Glibc
+import Testing
+@testable import KVServer
+
+@Suite struct ServerTests {
+    @Test func everyCommandAnswersWithRedis7sExactBytes() throws {
+        try withServer { server in
+            for (name, request, reply) in goldenReplies {
+                let client = try TestClient(port: server.port)
+                client.send("FLUSHALL\r\n")
+                #expect(client.read(count: 5) == bytes("+OK\r\n"))
+                client.send(request)
+                client.finishSending()
+                var got = client.readAll()
+                var expected = bytes(reply)
+                if name == "keys" {   // KEYS order is the dictionary's
+                    got = Array(got.split(separator: 10).sorted { $0.lexicographicallyPrecedes($1) }.joined(separator: [10]))
+                    expected = Array(expected.split(separator: 10).sorted { $0.lexicographicallyPrecedes($1) }.joined(separator: [10]))
+                }
+                #expect(got == expected, "\(name): got \(String(decoding: got, as: UTF8.self).debugDescription)")
+            }
+        }
+    }
+
+    @Test func pipelinedRepliesKeepTheirOrder() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            let n = 20_000
+            client.send(String(repeating: "INCR counter\r\n", count: n))
+            let expected = (1...n).map { ":\($0)\r\n" }.joined()
+            #expect(client.read(count: expected.utf8.count) == bytes(expected))
+        }
+    }
+
+    @Test func keysExpireLazilyAndActively() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            #expect(client.roundTrip("SET lazy v PX 30\r\n", replyBytes: 5) == "+OK\r\n")
+            var nap = timespec(tv_sec: 0, tv_nsec: 60_000_000)
+            nanosleep(&nap, nil)
+            #expect(client.roundTrip("GET lazy\r\n", replyBytes: 5) == "$-1\r\n")
+            // Never touched again: only the active cycle can remove them.
+            client.send((0..<100).map { "SET k\($0) v PX 20\r\n" }.joined())
+            #expect(client.read(count: 500).count == 500)
+            #expect(eventually {
+                client.send("DBSIZE\r\n")
+                return client.readLine() == ":0\r\n"
+            })
+        }
+    }
+
+    @Test func concurrentClientsEachSeeTheirOwnRepliesInOrder() throws {
+        try withServer { server in
+            let clients = 8, perClient = 500
+            let failures = Locked(0)
+            let threads = (0..<clients).map { c in
+                startThread {
+                    guard let client = try? TestClient(port: server.port) else { return failures.update { $0 += 1 } }
+                    client.send((0..<perClient).map { "SET c\(c) \($0)\r\nGET c\(c)\r\n" }.joined())
+                    let expected = (0..<perClient).map { "+OK\r\n$\(String($0).count)\r\n\($0)\r\n" }.joined()
+                    if client.read(count: expected.utf8.count) != bytes(expected) { failures.update { $0 += 1 } }
+                }
+            }
+            threads.forEach { pthread_join($0, nil) }
+            #expect(failures.get() == 0)
+        }
+    }
+
+    @Test func malformedInputClosesOnlyThatConnection() throws {
+        try withServer { server in
+            let good = try TestClient(port: server.port)
+            #expect(good.roundTrip("SET a 1\r\n", replyBytes: 5) == "+OK\r\n")
+            let bad = try TestClient(port: server.port)
+            bad.send("PING\r\n*1\r\n$99999999999\r\n")
+            #expect(bad.readAll() == bytes("+PONG\r\n-ERR Protocol error: invalid bulk length\r\n"))
+            let garbage = try TestClient(port: server.port)
+            garbage.send([0x2a, 0xff, 0x00, 0x0d, 0x0a])
+            #expect(String(decoding: garbage.readAll(), as: UTF8.self).hasPrefix("-ERR Protocol error:"))
+            #expect(good.roundTrip("GET a\r\n", replyBytes: 7) == "$1\r\n1\r\n")
+        }
+    }
+
+    @Test func aClientThatVanishesMidPipelineHarmsNobody() throws {
+        try withServer { server in
+            let watcher = try TestClient(port: server.port)
+            for _ in 0..<20 {
+                let vanishing = try TestClient(port: server.port)
+                vanishing.send(String(repeating: "SET x y\r\n", count: 5_000) + "*3\r\n$3\r\nSET\r\n$1\r\nk")
+                var linger = linger(l_onoff: 1, l_linger: 0)   // close with RST
+                setsockopt(vanishing.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+            }
+            #expect(eventually { server.connectedClients == 1 })
+            #expect(watcher.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+        }
+    }
+
+    @Test func clientsBeyondTheLimitAreRefused() throws {
+        try withServer({ $0.maxClients = 2 }) { server in
+            let first = try TestClient(port: server.port), second = try TestClient(port: server.port)
+            #expect(first.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+            #expect(second.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+            let third = try TestClient(port: server.port)
+            #expect(third.readAll() == bytes("-ERR max number of clients reached\r\n"))
+            #expect(first.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+        }
+    }
+
+    @Test func infoReportsClientsKeysAndLoops() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            #expect(client.roundTrip("SET a 1\r\n", replyBytes: 5) == "+OK\r\n")
+            client.send("INFO\r\n")
+            client.finishSending()
+            let info = String(decoding: client.readAll(), as: UTF8.self)
+            #expect(info.contains("connected_clients:1"))
+            #expect(info.contains("db0:keys=1,expires=0"))
+            #expect(info.contains("loop_kvd-io-0:posted="))
+            #expect(info.contains("uptime_in_seconds:"))
+        }
+    }
+}
