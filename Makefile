@@ -2,10 +2,10 @@
 # Both install what the package needs from Debian/Ubuntu when it is missing.
 
 SWIFT ?= swift
-APT_PACKAGES := libevent-dev pkg-config
+APT_PACKAGES := libevent-dev pkg-config redis-tools
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps demo test test-fast test-tsan bench
+.PHONY: deps run demo test test-fast test-tsan test-kvd bench bench-kvd
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -14,12 +14,17 @@ deps:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-## The main job: the main thread owns EventLoop.main, worker threads hand it work.
+## The main job: kvd, a Redis-protocol daemon (keyspace on the main thread's
+## loop, I/O on worker loops) on 127.0.0.1:6380. Ctrl-C stops it gracefully.
+run: deps
+	$(SWIFT) run -c release kvd $(ARGS)
+
+## A smaller example: worker threads hand work to EventLoop.main.
 demo: deps
 	$(SWIFT) run -c release mainloop-demo
 
-## Every test, then every test again under the thread sanitizer.
-test: deps test-fast test-tsan
+## Every test, every test again under the thread sanitizer, and kvd with the real redis-cli and redis-benchmark.
+test: deps test-fast test-tsan test-kvd
 
 # The build must be warning-free (a fresh clone compiles every file, so CI sees them all).
 test-fast:
@@ -31,6 +36,14 @@ test-fast:
 test-tsan:
 	$(SWIFT) test --sanitize=thread
 
+test-kvd:
+	$(SWIFT) build --product kvd
+	bash tools/kvd-smoke.sh .build/debug/kvd
+
 ## The peer benchmark: mainloop-bench and the C/Swift peers in the same rounds (not in CI).
 bench: deps
 	bash bench/run.sh
+
+## kvd against a real redis-server, same run (not in CI).
+bench-kvd: deps
+	bash bench/kvd-vs-redis.sh

@@ -39,7 +39,9 @@ let commandTable: [[UInt8]: Command] = {
         Command(name: "command", arity: -1, handler: command),
         Command(name: "quit", arity: -1, handler: { _, _, out in out.ok() }),
     ]
-    return Dictionary(uniqueKeysWithValues: rows.map { (Array($0.name.utf8), $0) })
+    return Dictionary(uniqueKeysWithValues: rows.flatMap { row in
+        [(Array(row.name.utf8), row), (Array(row.name.uppercased().utf8), row)]
+    })
 }()
 
 // MARK: - Argument parsing with Redis's rules and wording
@@ -361,7 +363,7 @@ private func command(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
         out.integer(keyed ? (command.arity < 0 ? -1 : 1) : 0)
         out.integer(keyed ? (command.name == "mset" ? 2 : 1) : 0)
     }
-    let sorted = commandTable.values.sorted { $0.name < $1.name }
+    let sorted = commandTable.filter { $0.key.first.map { $0 >= 97 } ?? false }.values.sorted { $0.name < $1.name }
     guard r.count > 1 else {
         out.arrayHeader(sorted.count)
         sorted.forEach(describe)

@@ -96,7 +96,7 @@ public final class Keyspace {
 
     /// Runs each request in order and returns the concatenated replies.
     public func execute(_ requests: [[[UInt8]]]) -> [UInt8] {
-        var out = ReplyWriter()
+        var out = ReplyWriter(expectedRequests: requests.count)
         for request in requests { execute(request, into: &out) }
         return out.bytes
     }
@@ -104,8 +104,9 @@ public final class Keyspace {
     func execute(_ request: [[UInt8]], into out: inout ReplyWriter) {
         guard let first = request.first else { return }
         commandsProcessed += 1
-        let name = lowercased(first)
-        guard let command = commandTable[name] else {
+        // Clients send names in upper or lower case: both spellings are in
+        // the table, so the common case costs no allocation.
+        guard let command = commandTable[first] ?? commandTable[lowercased(first)] else {
             out.error(bytes: unknownCommandMessage(request))
             return
         }

@@ -109,9 +109,9 @@ public struct RESPParser {
             start = position
             return .request([])
         }
-        // First pass: check every header and that all bytes are here, without copying.
-        var spans: [(Int, Int)] = []
-        spans.reserveCapacity(Swift.min(count, 64))
+        // First pass: check every header and that all bytes are here, without
+        // copying or allocating; the second pass copies the arguments out.
+        let firstArgument = position
         for _ in 0..<count {
             guard position < buffer.count else { return .incomplete }
             guard buffer[position] == UInt8(ascii: "$") else {
@@ -125,11 +125,19 @@ public struct RESPParser {
             }
             let dataStart = lengthEnd + 1
             guard buffer.count - dataStart >= length + 2 else { return .incomplete }
-            spans.append((dataStart, length))
             position = dataStart + length + 2
         }
         start = position
-        return .request(spans.map { Array(buffer[$0.0 ..< $0.0 + $0.1]) })
+        var arguments: [[UInt8]] = []
+        arguments.reserveCapacity(count)
+        position = firstArgument
+        for _ in 0..<count {
+            let lengthEnd = lineEnd(from: position)!   // checked above
+            let length = integer(from: position + 1, to: lengthEnd)!
+            arguments.append(Array(buffer[(lengthEnd + 1) ..< (lengthEnd + 1 + length)]))
+            position = lengthEnd + 1 + length + 2
+        }
+        return .request(arguments)
     }
 
     private mutating func parseInline() -> Outcome {

@@ -6,6 +6,11 @@ public struct ReplyWriter: Sendable {
 
     public init() {}
 
+    /// Reserves room for typical short replies to `expectedRequests` requests.
+    public init(expectedRequests: Int) {
+        bytes.reserveCapacity(expectedRequests * 16)
+    }
+
     public mutating func simple(_ text: StaticString) {
         bytes.append(UInt8(ascii: "+"))
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }

@@ -14,7 +14,10 @@ public struct CoreBound<Value>: @unchecked Sendable {
 public struct ServerOptions: Sendable {
     public var bind = "127.0.0.1"
     public var port = 6380
-    public var ioThreads = max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 1)
+    /// One core stays with the keyspace's loop: on 2 cores, 1 I/O loop
+    /// served redis-benchmark 1.3-1.5x faster than 2 (which make three busy
+    /// threads compete for two cores).
+    public var ioThreads = max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) - 1, 1)
     public var maxClients = 10_000
     public var limits = RESPLimits()
 
@@ -24,7 +27,7 @@ public struct ServerOptions: Sendable {
         usage: kvd [options]
           --bind ADDRESS     IPv4 address to listen on (default 127.0.0.1)
           --port PORT        TCP port (default 6380; 0 picks a free one)
-          --io-threads N     I/O worker loops (default: number of cores)
+          --io-threads N     I/O worker loops (default: number of cores - 1, at least 1)
           --max-clients N    connections served at once; more are refused (default 10000)
           --max-bulk BYTES   largest bulk argument accepted (default 536870912, as Redis)
           --help             this text

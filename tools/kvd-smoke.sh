@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Smoke test of kvd with the real Redis clients: redis-cli commands and a
+# short redis-benchmark that must finish with no errors (a correctness check,
+# not a timing). Usage: tools/kvd-smoke.sh [path/to/kvd]
+set -euo pipefail
+KVD=${1:-.build/debug/kvd}
+LOG=$(mktemp)
+"$KVD" --port 0 --io-threads 2 >"$LOG" 2>&1 &
+PID=$!
+trap 'kill -9 $PID 2>/dev/null || true; rm -f "$LOG"' EXIT
+for _ in $(seq 100); do grep -q "serving on" "$LOG" && break; sleep 0.05; done
+PORT=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$LOG" | head -1)
+[ -n "$PORT" ] || { echo "kvd did not start:"; cat "$LOG"; exit 1; }
+cli() { redis-cli -p "$PORT" "$@"; }
+expect() { local want=$1; shift; local got; got=$(cli "$@"); [ "$got" = "$want" ] || { echo "FAIL: redis-cli $* -> '$got', expected '$want'"; exit 1; }; }
+expect PONG ping
+expect OK set greeting hello
+expect hello get greeting
+expect 1 incr visits
+expect 11 incrby visits 10
+expect 1 exists greeting
+expect "greeting" keys 'gree*'
+expect OK set temp x EX 100
+expect 100 ttl temp
+expect 2 del greeting temp
+expect 1 dbsize
+cli info | grep -q '^connected_clients:' || { echo "FAIL: INFO has no connected_clients"; exit 1; }
+echo "redis-cli: ok"
+OUT=$(redis-benchmark -p "$PORT" -t set,get,incr -n 20000 -q 2>&1)
+echo "$OUT"
+if echo "$OUT" | grep -qiE "err|error"; then echo "FAIL: redis-benchmark reported errors"; exit 1; fi
+[ "$(echo "$OUT" | grep -c 'requests per second')" = 3 ] || { echo "FAIL: redis-benchmark did not finish all three tests"; exit 1; }
+kill -TERM "$PID"
+STATUS=0; wait "$PID" || STATUS=$?
+[ "$STATUS" = 0 ] || { echo "FAIL: kvd exited with $STATUS after SIGTERM"; cat "$LOG"; exit 1; }
+echo "kvd smoke: 2 passed, 0 failed"
