@@ -98,7 +98,10 @@ public struct RESPParser {
     }
 
     private mutating func parseMultibulk() -> Outcome {
-        guard let countEnd = lineEnd(from: start) else {
+        // Line limits apply whether or not the newline has arrived yet, so
+        // the outcome never depends on how the bytes were split into reads
+        // (a fuzzer found that it did).
+        guard let countEnd = lineEnd(from: start), countEnd - start <= limits.maxInline else {
             return buffer.count - start > limits.maxInline ? .protocolError("too big mbulk count string") : .incomplete
         }
         guard let count = integer(from: start + 1, to: countEnd), count <= limits.maxArguments else {
@@ -117,7 +120,7 @@ public struct RESPParser {
             guard buffer[position] == UInt8(ascii: "$") else {
                 return .protocolError("expected '$', got '\(Character(Unicode.Scalar(buffer[position])))'")
             }
-            guard let lengthEnd = lineEnd(from: position) else {
+            guard let lengthEnd = lineEnd(from: position), lengthEnd - position <= limits.maxInline else {
                 return buffer.count - position > limits.maxInline ? .protocolError("too big bulk count string") : .incomplete
             }
             guard let length = integer(from: position + 1, to: lengthEnd), length >= 0, length <= limits.maxBulk else {
@@ -141,7 +144,7 @@ public struct RESPParser {
     }
 
     private mutating func parseInline() -> Outcome {
-        guard let end = lineEnd(from: start) else {
+        guard let end = lineEnd(from: start), end - start <= limits.maxInline else {
             return buffer.count - start > limits.maxInline ? .protocolError("too big inline request") : .incomplete
         }
         var lineStop = end

@@ -55,6 +55,38 @@ import Testing
         #expect(parse("*" + String(repeating: "1", count: 17), limits: limits) == [.protocolError("too big mbulk count string")])
     }
 
+    /// Regression (found by the fuzzer, Fuzz/RESPParserFuzz.swift): a line
+    /// longer than the inline limit was refused when its newline had not
+    /// arrived yet, but parsed when it had, so the outcome depended on how
+    /// the bytes were split into reads.
+    @Test func theOutcomeDoesNotDependOnHowReadsAreSplit() {
+        let input = hexBytes("00224343a543434378434343fe2a5c5c545c785c7878431c545c5c045c43432d2a5c5c545c785c78000000007843010000095c785c785c5c545c785c784343a5437843a543785c5c545c785c784343a5434343432a5c43432a5c5c5c545c5c04435c545c5c045c5c54ff785ce8780000000000095c785c785c5c54010000000000000078435c545c5ca543785c5c545c785c786343a5434343432a5c43432a5c5c545c785c7878435c545c5c045c43432a5c415c545c785c787843430d000000000000002a3f5c43432a5c5c545c785c7878435c545c5c045c43432d2a5c5c545c785c78784301000000000000095c785c785c5c545c785c784343a543784b5c545c5c045c43432d2a785c545c785c785c5c545c785c784343a543785c545c5c045c43432d2a5c5c545c785c6e78435c54605c045c5c545c785ce8785c5c545c785c784343a5434343432a5c43432a5c5c545c785c7878435c545c5c045c43432a5c415c545c785c787843432a3f5c43432a5c5c545c785c7878435c545c5c045c43432d2a5c5c545c785c78784301000000000000095c785c785c5c54010000000000000078435c545c5c045c43432d2a785c545c785c785c5c545c785c784343a543785c5c545c785c784343a5434343432a5c43432a5c5c045c5c54ff785ce8780000000000095c785c785c5c54010000000000000078435c545c5ca543785c5c545c785c786343a5434343432a5c43432a5c5c545c785c7878435c545c5c045c43432a5c415c545c785c787843430d000000000000002a3f5c43432a5c5c545c785c7878435c545c5c045c43432d2a5c5c545c785c78784301000000000000095c785c785c5c545c785c784343a543784b5c545c5c045c43432d2a785c545c785c785c5c545c785c784343a543785c545c5c045c43432d2a5c5c545c785c6e78435c54605c045c5c545c785ce8785c5c545c785c784343a5434343432a5c43432a5c5c545c785c7878435c545c5c045c43432a5c415c545c785c787843432a3f5c43432a5c5c545c785c7878435c545c5c045c43432d2a5c5c545c785c78784301000000000000095c785c785c5c54010000000000000078435c545c5c045c43432d2a785c545c785c785c5c545c785c784343a543785c5c545c785c784343a5434343432a5c43432a5c5c545c785c7878435c545c5c045c43432a5c415c545c785c787843432a3f5c43432a5c5c545c785c7878435c545c5c045c435c545c785c7878435c545c5c045c43432a5c415c545c785c787843432a3f5c43432a5c5c545c785c7878435c545c5c045c43432d2a5c5c430100005c5c545c785c784343a543785c545c5c045c43432d2a5c5c545c785c6e78435c095c545c785c78784301000000000000095c785c5c045c43432d2a785c545c785c785c5c545c785c784343a543785c78784378435e545c5c045c0ae3")
+        var limits = RESPLimits()
+        limits.maxBulk = 1 << 16
+        limits.maxArguments = 512
+        limits.maxInline = 1024
+        func outcomes(_ reads: [[UInt8]]) -> [RESPParser.Outcome] {
+            var parser = RESPParser(limits: limits)
+            var seen: [RESPParser.Outcome] = []
+            for read in reads {
+                parser.append(read)
+                while true {
+                    let outcome = parser.next()
+                    if outcome == .incomplete { break }
+                    seen.append(outcome)
+                    if case .protocolError = outcome { return seen }
+                }
+            }
+            return seen
+        }
+        let whole = outcomes([Array(input.dropFirst())])
+        #expect(whole == outcomes(input.dropFirst().map { [$0] }))
+        #expect(whole == [.protocolError("too big inline request")])
+        var short = RESPLimits()
+        short.maxInline = 8
+        #expect(parse("PING PING PING\r\n", limits: short) == [.protocolError("too big inline request")])
+    }
+
     @Test func inlineQuotingFollowsRedis() {
         #expect(parse("SET \"a b\" 'c d' \"\\x41\\n\"\r\n").first == .request([bytes("SET"), bytes("a b"), bytes("c d"), [0x41, 0x0a]]))
     }
@@ -82,4 +114,16 @@ import Testing
         #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--port", "99999"]) }
         #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--bogus"]) }
     }
+}
+
+/// Bytes from a hex string (for fuzzer-found inputs).
+func hexBytes(_ hex: String) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex {
+        let next = hex.index(index, offsetBy: 2)
+        bytes.append(UInt8(hex[index..<next], radix: 16)!)
+        index = next
+    }
+    return bytes
 }
