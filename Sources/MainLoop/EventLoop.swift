@@ -239,6 +239,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             throw EventLoopError.shutDown
         }
 
+        CrashReport.installed
         let outer = pthread_getspecific(currentLoopKey)
         pthread_setspecific(currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
         // The main loop also drains DispatchQueue.main (and so the default

@@ -75,7 +75,7 @@ extension Invocable {
     private func perform(_ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, arguments: [Any?]) throws -> Any? {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
         if wait {
-            return try loop.postAndWait { try invocation.invoke() }
+            return try loop.postAndWait { try loop.performing(invocation) { try invocation.invoke() } }
         }
         try loop.post(invocation)
         return nil
@@ -87,7 +87,7 @@ extension EventLoop {
     /// it throws to ``invocationErrorHandler``.
     func invokeReportingErrors(_ invocation: Invocation) {
         do {
-            _ = try invocation.invoke()
+            _ = try performing(invocation) { try invocation.invoke() }
         } catch {
             if let handler = invocationErrorHandler {
                 handler(self, invocation, error)

@@ -207,6 +207,23 @@ func concurrencyScenario(mainExecutor: Bool) {
     print("OK")
 }
 
+/// A method that traps, performed on a spawned loop: the process dies, and
+/// standard error names the loop and the selector first.
+final class Bomb: Invocable, Sendable {
+    static let methods = MethodTable<Bomb>().method("explode:", Bomb.explode)
+    func explode(_ code: Int) -> Int { fatalError("explode: \(code)") }
+}
+
+func trapScenario(waiting: Bool) {
+    do {
+        let worker = try EventLoop.spawn(name: "worker")
+        try Bomb().performSelector("explode:", on: worker, waitUntilDone: waiting, withObjects: 42)
+        var nap = timespec(tv_sec: 5, tv_nsec: 0)
+        nanosleep(&nap, nil)
+    } catch { fail("\(error)") }
+    fail("the trapping method did not end the process")
+}
+
 /// A thread-safe box for the scenarios above.
 final class Locked<Value: Sendable>: @unchecked Sendable {
     fileprivate var value: Value
@@ -231,6 +248,8 @@ case "fd-limit": fdLimitScenario()
 case "perform-selector": performSelectorScenario()
 case "main-bounded": mainBoundedScenario()
 case "concurrency": concurrencyScenario(mainExecutor: false)
+case "trap": trapScenario(waiting: true)
+case "trap-async": trapScenario(waiting: false)
 case "concurrency-main-executor": concurrencyScenario(mainExecutor: true)
 default: fail("usage: mainloop-test-helper <main-loop|fd-limit>")
 }

@@ -1,0 +1,72 @@
+// CrashReport.swift: when a job traps on a loop's thread, one line on
+// standard error says which loop it was and what it was running (for an
+// invocation: the target type and the selector), before the process dies
+// the way it would have anyway.
+//
+// Installed when the first loop starts running, for the signals a trap or a
+// fault raises. The handler chains: it restores the handler that was there
+// before (Swift's own backtracer, say) and lets the signal take its course.
+// Formatting the line is not async-signal-safe; it runs only on a path that
+// ends the process, and at worst the line is missing.
+import Glibc
+
+/// The invocation the calling loop thread is performing, if any.
+private let runningInvocationKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let rc = pthread_key_create(&key, nil)
+    precondition(rc == 0, "pthread_key_create failed with errno \(rc)")
+    return key
+}()
+
+enum CrashReport {
+    static let fatalSignals: [Int32] = [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
+
+    /// The actions that were installed before ours, indexed by signal number.
+    nonisolated(unsafe) private static let previous: UnsafeMutablePointer<sigaction> = {
+        let actions = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
+        actions.initialize(repeating: sigaction(), count: 65)
+        return actions
+    }()
+
+    /// Installs the handlers once (the first `run()` of any loop triggers it).
+    static let installed: Void = {
+        for signalNumber in fatalSignals {
+            var action = sigaction()
+            action.__sigaction_handler.sa_sigaction = { signalNumber, _, _ in
+                CrashReport.report(signalNumber)
+                // Hand the signal back to whoever handled it before us. A
+                // fault re-executes the faulting instruction and arrives
+                // there; an explicit signal is raised again.
+                sigaction(signalNumber, CrashReport.previous + Int(signalNumber), nil)
+                if signalNumber == SIGTRAP || signalNumber == SIGABRT { raise(signalNumber) }
+            }
+            action.sa_flags = SA_SIGINFO | SA_ONSTACK | Int32(bitPattern: UInt32(SA_RESETHAND))
+            sigemptyset(&action.sa_mask)
+            sigaction(signalNumber, &action, previous + Int(signalNumber))
+        }
+    }()
+
+    private static func report(_ signalNumber: Int32) {
+        guard let loopPointer = pthread_getspecific(currentLoopKey) else { return }
+        let loop = Unmanaged<EventLoop>.fromOpaque(loopPointer).takeUnretainedValue()
+        var line = "MainLoop: loop '\(loop.name)' crashed (signal \(signalNumber)) while "
+        if let running = pthread_getspecific(runningInvocationKey) {
+            let invocation = Unmanaged<Invocation>.fromOpaque(running).takeUnretainedValue()
+            line += "performing \(type(of: invocation.target)).\(invocation.selector)\n"
+        } else {
+            line += "running a posted job\n"
+        }
+        writeToStandardError(line)
+    }
+}
+
+extension EventLoop {
+    /// Loop thread: runs `body`, recording that `invocation` is what this
+    /// thread performs, for the crash report.
+    func performing<R>(_ invocation: Invocation, _ body: () throws -> R) rethrows -> R {
+        let outer = pthread_getspecific(runningInvocationKey)
+        pthread_setspecific(runningInvocationKey, Unmanaged.passUnretained(invocation).toOpaque())
+        defer { pthread_setspecific(runningInvocationKey, outer) }
+        return try body()
+    }
+}

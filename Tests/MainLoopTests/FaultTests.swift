@@ -1,0 +1,72 @@
+// FaultTests.swift: faults injected on purpose: a full eventfd counter,
+// signal storms (EINTR everywhere), and a trapping handler in a child process.
+import Glibc
+import Testing
+@testable import MainLoop
+
+@Suite struct FaultTests {
+    @Test func aFullEventfdCounterDoesNotLoseTheWakeUp() throws {
+        let loop = try EventLoop(name: "full-eventfd")
+        // The counter at its maximum: a further write fails with EAGAIN.
+        var nearlyMax: UInt64 = 0xFFFF_FFFF_FFFF_FFFE
+        #expect(write(loop.mailbox.eventFD, &nearlyMax, 8) == 8)
+        var one: UInt64 = 1
+        #expect(write(loop.mailbox.eventFD, &one, 8) == -1 && errno == EAGAIN)
+        let ran = Locked(0)
+        for _ in 0..<100 { try loop.post { ran.withValue { $0 += 1 } } }   // the first one's write hits EAGAIN
+        let runner = TestThread { try? loop.run() }
+        #expect(eventually { ran.current == 100 })
+        // And after the loop reset the counter, later wake-ups work too.
+        sleep(milliseconds: 5)
+        try loop.post { ran.withValue { $0 += 1 } }
+        #expect(eventually { ran.current == 101 })
+        loop.stop()
+        runner.join()
+    }
+
+    @Test func signalStormsInterruptNothing() throws {
+        // A handler without SA_RESTART: every blocking call in the way sees EINTR.
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in }
+        action.sa_flags = 0
+        sigemptyset(&action.sa_mask)
+        var old = sigaction()
+        sigaction(SIGUSR1, &action, &old)
+        defer { sigaction(SIGUSR1, &old, nil) }
+
+        try withSpawnedLoop("storm") { loop in
+            let loopThread = try loop.postAndWait { pthread_self() }
+            let poster = Locked<pthread_t?>(nil)
+            let wrong = Locked(0), done = Locked(false)
+            let caller = TestThread {
+                poster.withValue { $0 = pthread_self() }
+                for i in 0..<Stress.scaled(5_000) {
+                    let value = try! loop.postAndWait(timeout: .seconds(30)) { i }
+                    if value != i { wrong.withValue { $0 += 1 } }
+                    try! loop.post {}
+                }
+                done.withValue { $0 = true }
+            }
+            var sent = 0
+            while !done.current {
+                pthread_kill(loopThread, SIGUSR1)
+                if let target = poster.current { pthread_kill(target, SIGUSR1) }
+                sent += 1
+                var nap = timespec(tv_sec: 0, tv_nsec: 20_000)
+                nanosleep(&nap, nil)
+            }
+            caller.join()
+            #expect(wrong.current == 0)
+            #expect(sent > 10, "the storm was too short to mean anything")
+        }
+    }
+
+    @Test func aTrappingHandlerIsReportedWithItsLoopAndSelector() throws {
+        for scenario in ["trap", "trap-async"] {
+            let (status, output) = try runHelper(scenario)
+            #expect(status != 0)
+            #expect(output.contains("MainLoop: loop 'worker' crashed (signal 4) while performing Bomb.explode:"), "\(output)")
+            #expect(output.contains("Fatal error: explode: 42"))
+        }
+    }
+}
