@@ -94,9 +94,13 @@ final class Mailbox: @unchecked Sendable {
     }
 
     deinit {
-        // Jobs still queued belong to a loop that never ran or was dropped:
-        // release their closures, and tell anybody who waits.
-        state.pointee.pending.removeAll { $0.abandon(.shutDown) }
+        // Jobs still queued belong to a loop that is being deallocated
+        // without having run them: release their closures and tell anybody
+        // who waits. (Not `Job.abandon`, which names the loop, and the loop
+        // is what is going away.)
+        state.pointee.pending.removeAll { job in
+            if case .waiting(let record) = job { record.abandon(.shutDown) }
+        }
         state.pointee.pending.deallocate()
         state.pointee.spare.deallocate()
         pthread_mutex_destroy(&state.pointee.mutex)
