@@ -192,9 +192,14 @@ public final class Server: @unchecked Sendable {
         do { try core.post(completion) } catch { completion() }
     }
 
-    /// Stops the worker loops (after `shutdown`, or to abandon them).
+    /// Stops the worker loops (after `shutdown`, or to abandon them) and
+    /// waits, at most about a second, until each has finished its final drain.
     public func stopWorkers() {
         for worker in workers { worker.loop.stop() }
+        for _ in 0..<1_000 where !workers.allSatisfy({ $0.loop.hasStopped }) {
+            var nap = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&nap, nil)
+        }
     }
 
     // MARK: - Stats
