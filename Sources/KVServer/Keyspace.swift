@@ -10,6 +10,9 @@ func monotonicMilliseconds() -> Int64 {
     return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
 }
 
+/// The key-value store: byte-string keys and values with optional expiry.
+/// Not thread-safe by design: one loop owns it (EventLoop.main in kvd), and
+/// every call runs on that loop's thread.
 public final class Keyspace {
     struct Entry {
         var value: [UInt8]
@@ -30,8 +33,10 @@ public final class Keyspace {
     /// Server facts for INFO, supplied by the server.
     var info: () -> [(section: String, lines: [String])] = { [] }
 
+    /// An empty keyspace.
     public init() {}
 
+    /// The number of keys, counting expired ones not yet removed.
     public var count: Int { entries.count }
 
     /// The live entry for `key`, deleting it first if it has expired (lazy expiry).

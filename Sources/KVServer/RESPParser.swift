@@ -14,10 +14,14 @@ public struct RESPLimits: Sendable {
     /// Longest inline request, and longest count line (Redis: 64 KiB).
     public var maxInline: Int = 64 * 1024
 
+    /// Redis's defaults.
     public init() {}
 }
 
+/// Turns the bytes a client sends into requests, incrementally: append what
+/// each read returned, then take requests with `next()` until `.incomplete`.
 public struct RESPParser {
+    /// What `next()` found.
     public enum Outcome: Equatable {
         /// A complete request: its arguments (the command name first).
         case request([[UInt8]])
@@ -27,11 +31,13 @@ public struct RESPParser {
         case protocolError(String)
     }
 
+    /// The limits every announced length is checked against.
     public let limits: RESPLimits
     /// Bytes received and not yet consumed start at `start`.
     private var buffer: [UInt8] = []
     private var start = 0
 
+    /// A parser with an empty buffer.
     public init(limits: RESPLimits = RESPLimits()) {
         self.limits = limits
     }
@@ -39,6 +45,7 @@ public struct RESPParser {
     /// Bytes received but not yet parsed into requests.
     public var bufferedCount: Int { buffer.count - start }
 
+    /// Adds bytes received from the client (copied).
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         if start > 0 && start >= buffer.count / 2 {
             buffer.removeFirst(start)
@@ -47,6 +54,7 @@ public struct RESPParser {
         buffer.append(contentsOf: bytes)
     }
 
+    /// Adds bytes received from the client.
     public mutating func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }
     }

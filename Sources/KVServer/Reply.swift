@@ -2,8 +2,10 @@
 
 /// Appends RESP2 replies to a byte buffer.
 public struct ReplyWriter: Sendable {
+    /// The encoded replies so far.
     public private(set) var bytes: [UInt8] = []
 
+    /// An empty writer.
     public init() {}
 
     /// Reserves room for typical short replies to `expectedRequests` requests.
@@ -11,12 +13,14 @@ public struct ReplyWriter: Sendable {
         bytes.reserveCapacity(expectedRequests * 16)
     }
 
+    /// `+<text>\r\n`.
     public mutating func simple(_ text: StaticString) {
         bytes.append(UInt8(ascii: "+"))
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
         crlf()
     }
 
+    /// `+OK\r\n`.
     public mutating func ok() { simple("OK") }
 
     /// `-<message>\r\n`; `message` includes its prefix (`ERR ...`).
@@ -34,12 +38,14 @@ public struct ReplyWriter: Sendable {
         crlf()
     }
 
+    /// `:<value>\r\n`.
     public mutating func integer(_ value: Int) {
         bytes.append(UInt8(ascii: ":"))
         decimal(value)
         crlf()
     }
 
+    /// `$<length>\r\n<bytes>\r\n`.
     public mutating func bulk(_ value: [UInt8]) {
         bytes.append(UInt8(ascii: "$"))
         decimal(value.count)
@@ -48,20 +54,24 @@ public struct ReplyWriter: Sendable {
         crlf()
     }
 
+    /// A bulk reply holding `text`'s UTF-8 bytes.
     public mutating func bulk(_ text: String) {
         bulk(Array(text.utf8))
     }
 
+    /// The null bulk reply, `$-1\r\n`.
     public mutating func null() {
         bytes.append(contentsOf: [UInt8(ascii: "$"), UInt8(ascii: "-"), UInt8(ascii: "1"), 13, 10])
     }
 
+    /// `*<count>\r\n`; the `count` elements follow.
     public mutating func arrayHeader(_ count: Int) {
         bytes.append(UInt8(ascii: "*"))
         decimal(count)
         crlf()
     }
 
+    /// Already-encoded replies.
     public mutating func append(_ other: [UInt8]) {
         bytes.append(contentsOf: other)
     }

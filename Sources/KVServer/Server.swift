@@ -6,23 +6,30 @@ import MainLoop
 /// A value that is only ever dereferenced on the core loop's thread.
 /// `@unchecked Sendable`: it travels to other threads inside closures that
 /// run on the core, never to be used there.
-public struct CoreBound<Value>: @unchecked Sendable {
-    public let value: Value
+struct CoreBound<Value>: @unchecked Sendable {
+    let value: Value
 }
 
 /// What kvd is told on its command line.
 public struct ServerOptions: Sendable {
+    /// The IPv4 address to listen on.
     public var bind = "127.0.0.1"
+    /// The TCP port; 0 lets the kernel choose (see ``Server/port``).
     public var port = 6380
-    /// One core stays with the keyspace's loop: on 2 cores, 1 I/O loop
+    /// I/O worker loops: the number of cores minus one, at least one. One
+    /// core stays with the keyspace's loop: on 2 cores, 1 I/O loop
     /// served redis-benchmark 1.3-1.5x faster than 2 (which make three busy
     /// threads compete for two cores).
     public var ioThreads = max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) - 1, 1)
+    /// Connections served at once; more are refused.
     public var maxClients = 10_000
+    /// What one request may announce.
     public var limits = RESPLimits()
 
+    /// The defaults.
     public init() {}
 
+    /// `kvd --help`.
     public static let usage = """
         usage: kvd [options]
           --bind ADDRESS     IPv4 address to listen on (default 127.0.0.1)
@@ -35,7 +42,9 @@ public struct ServerOptions: Sendable {
         was read, close, exit 0); SIGHUP prints the stats line.
         """
 
+    /// A command line that cannot be honoured; the description says why.
     public struct UsageError: Error, CustomStringConvertible {
+        /// What was wrong.
         public let description: String
     }
 
@@ -71,11 +80,14 @@ public struct ServerOptions: Sendable {
     }
 }
 
+/// kvd's server: a keyspace on a core loop, served by I/O worker loops.
 public final class Server: @unchecked Sendable {
     // `@unchecked Sendable`: `options`, `core`, `keyspace` and `workers` are
     // set before `start` returns and never change; `keyspace` is used on the
     // core only; the counters are guarded by `lock`.
+    /// What the server was started with.
     public let options: ServerOptions
+    /// The loop that owns the keyspace.
     public let core: EventLoop
     let keyspace = CoreBound(value: Keyspace())
     private var workers: [Worker] = []
@@ -164,6 +176,7 @@ public final class Server: @unchecked Sendable {
         lock.withLock { clients -= 1 }
     }
 
+    /// Connections open now.
     public var connectedClients: Int { lock.withLock { clients } }
 
     // MARK: - Shutdown

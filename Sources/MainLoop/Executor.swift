@@ -30,10 +30,12 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
         owner = Unmanaged.passUnretained(loop)
     }
 
+    /// Puts `job` in the loop's mailbox, to run on the loop's thread.
     public func enqueue(_ job: consuming ExecutorJob) {
         loop.enqueue(UnownedJob(job))
     }
 
+    /// This executor, for `unownedExecutor` of an actor pinned to the loop.
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
@@ -44,6 +46,7 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
         precondition(loop.inLoop, "MainLoop: expected to run on loop '\(loop.name)', but the caller is not its thread")
     }
 
+    /// True exactly on the loop's thread, inside `run()`.
     public func isIsolatingCurrentContext() -> Bool? {
         loop.inLoop
     }
