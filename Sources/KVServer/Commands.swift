@@ -146,7 +146,14 @@ private func set(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
             deadline = sum
         }
     }
-    let old = ks.lookup(r[1], now: now)
+    // A plain SET (the common case) needs nothing from the old entry.
+    let needsOld: Bool
+    switch (condition, expiry) {
+    case (.none, .keep): needsOld = true
+    case (.none, _): needsOld = returnOld
+    default: needsOld = true
+    }
+    let old = needsOld ? ks.lookup(r[1], now: now) : nil
     let allowed: Bool
     switch condition {
     case .none: allowed = true
