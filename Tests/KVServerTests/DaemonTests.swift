@@ -21,13 +21,7 @@ func startKVD(_ arguments: [String]) throws -> (Process, Pipe) {
 func launchKVD(_ arguments: [String]) throws -> (Process, Pipe, Int) {
     let (process, output) = try startKVD(arguments)
     // The first line says where it serves: "kvd: serving on 127.0.0.1:PORT with ..."
-    var line = Data()
-    while !line.contains(10) {
-        let chunk = output.fileHandleForReading.availableData
-        if chunk.isEmpty { break }
-        line.append(chunk)
-    }
-    let text = String(decoding: line, as: UTF8.self)
+    let text = readOutput(output, until: "\n")
     guard let range = text.range(of: "127.0.0.1:"),
           let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
         process.terminate()
@@ -48,6 +42,21 @@ func launchKVD(_ arguments: [String]) throws -> (Process, Pipe, Int) {
         #expect(badOutput.contains("--port must be a number"))
     }
 
+    @Test func sighupPrintsTheStatsLineAndKeepsServing() throws {
+        let (process, output, port) = try launchKVD(["--port", "0", "--io-threads", "1"])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let client = try TestClient(port: port)
+        #expect(client.roundTrip("SET a 1\r\n", replyBytes: 5) == "+OK\r\n")
+        kill(process.processIdentifier, SIGHUP)
+        let line = readOutput(output, until: "kvd clients=")
+        #expect(line.contains("kvd clients=1"), "\(line)")
+        #expect(line.contains("commands=1 keys=1"), "\(line)")
+        #expect(client.roundTrip("GET a\r\n", replyBytes: 7) == "$1\r\n1\r\n")
+        kill(process.processIdentifier, SIGTERM)
+        #expect(waitForExit(process))
+        #expect(process.terminationStatus == 0)
+    }
+
     @Test func sigtermLosesNoReplyToACommandThatWasRead() throws {
         let (process, output, port) = try launchKVD(["--port", "0", "--io-threads", "2"])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
@@ -58,7 +67,7 @@ func launchKVD(_ arguments: [String]) throws -> (Process, Pipe, Int) {
         process.interrupt()   // SIGINT; SIGTERM takes the same path
         kill(process.processIdentifier, SIGTERM)
         let replies = String(decoding: client.readAll(), as: UTF8.self)
-        process.waitUntilExit()
+        #expect(waitForExit(process), "kvd did not exit after SIGTERM")
         let elapsed = Date().timeIntervalSince(signalled)
         let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
 
@@ -71,6 +80,34 @@ func launchKVD(_ arguments: [String]) throws -> (Process, Pipe, Int) {
         let executed = log.components(separatedBy: "commands=").last.flatMap { Int($0.prefix { $0.isNumber }) }
         #expect(executed == values.count, "\(log)")
     }
+}
+
+/// Waits up to 10 seconds for `process` to exit; kills it and returns false otherwise.
+func waitForExit(_ process: Process) -> Bool {
+    let deadline = Date().addingTimeInterval(10)
+    while process.isRunning && Date() < deadline { usleep(1_000) }
+    guard !process.isRunning else {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return false
+    }
+    process.waitUntilExit()   // reaps it and settles terminationStatus
+    return true
+}
+
+/// What the child wrote until `marker` appeared, EOF, or 10 seconds passed
+/// (reads only when poll says there is data, so it never blocks for good).
+func readOutput(_ pipe: Pipe, until marker: String) -> String {
+    var text = ""
+    let deadline = Date().addingTimeInterval(10)
+    while !text.contains(marker) && Date() < deadline {
+        var ready = pollfd(fd: pipe.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&ready, 1, 100) > 0 else { continue }
+        let chunk = pipe.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        text += String(decoding: chunk, as: UTF8.self)
+    }
+    return text
 }
 
 /// Runs `kvd` to completion (for flags that make it exit at once).
