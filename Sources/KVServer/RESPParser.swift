@@ -36,6 +36,11 @@ public struct RESPParser {
     /// Bytes received and not yet consumed start at `start`.
     private var buffer: [UInt8] = []
     private var start = 0
+    /// How far the checks of the incomplete multibulk request at `start`
+    /// got: a request that arrives over many reads has each header checked
+    /// once, not once per read (which a client could turn into quadratic
+    /// work with a million small arguments).
+    private var progress: (requestStart: Int, checked: Int, position: Int)?
 
     /// A parser with an empty buffer.
     public init(limits: RESPLimits = RESPLimits()) {
@@ -49,6 +54,9 @@ public struct RESPParser {
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         if start > 0 && start >= buffer.count / 2 {
             buffer.removeFirst(start)
+            if let checked = progress {
+                progress = (checked.requestStart - start, checked.checked, checked.position - start)
+            }
             start = 0
         }
         buffer.append(contentsOf: bytes)
@@ -73,10 +81,13 @@ public struct RESPParser {
         return .incomplete
     }
 
-    /// The index of the `\r\n` (or `\n`) that ends the line starting at `from`, if present.
+    /// The index of the `\r\n` (or `\n`) that ends the line starting at
+    /// `from`, if present within the inline limit (a longer line is refused
+    /// anyway, so the scan never runs further).
     private func lineEnd(from: Int) -> Int? {
         var index = from
-        while index < buffer.count {
+        let stop = Swift.min(buffer.count, from + limits.maxInline + 1)
+        while index < stop {
             if buffer[index] == UInt8(ascii: "\n") { return index }
             index += 1
         }
@@ -121,23 +132,38 @@ public struct RESPParser {
             return .request([])
         }
         // First pass: check every header and that all bytes are here, without
-        // copying or allocating; the second pass copies the arguments out.
+        // copying or allocating, resuming where an earlier read stopped; the
+        // second pass copies the arguments out.
         let firstArgument = position
-        for _ in 0..<count {
-            guard position < buffer.count else { return .incomplete }
+        var checked = 0
+        if let earlier = progress, earlier.requestStart == start {
+            (checked, position) = (earlier.checked, earlier.position)
+        }
+        while checked < count {
+            guard position < buffer.count else {
+                progress = (start, checked, position)
+                return .incomplete
+            }
             guard buffer[position] == UInt8(ascii: "$") else {
                 return .protocolError("expected '$', got '\(Character(Unicode.Scalar(buffer[position])))'")
             }
             guard let lengthEnd = lineEnd(from: position), lengthEnd - position <= limits.maxInline else {
-                return buffer.count - position > limits.maxInline ? .protocolError("too big bulk count string") : .incomplete
+                if buffer.count - position > limits.maxInline { return .protocolError("too big bulk count string") }
+                progress = (start, checked, position)
+                return .incomplete
             }
             guard let length = integer(from: position + 1, to: lengthEnd), length >= 0, length <= limits.maxBulk else {
                 return .protocolError("invalid bulk length")
             }
             let dataStart = lengthEnd + 1
-            guard buffer.count - dataStart >= length + 2 else { return .incomplete }
+            guard buffer.count - dataStart >= length + 2 else {
+                progress = (start, checked, position)
+                return .incomplete
+            }
             position = dataStart + length + 2
+            checked += 1
         }
+        progress = nil
         start = position
         var arguments: [[UInt8]] = []
         arguments.reserveCapacity(count)

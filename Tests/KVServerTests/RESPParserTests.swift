@@ -87,6 +87,24 @@ import Testing
         #expect(parse("PING PING PING\r\n", limits: short) == [.protocolError("too big inline request")])
     }
 
+    @Test func aLargeRequestArrivingInManyReadsParsesExactlyOnce() {
+        // A small request first, so the buffer is compacted while the large one
+        // is still incomplete and the resumed checks must follow the shift.
+        let arguments = (0..<20_000).map { Array("arg\($0)".utf8) }
+        var wire = bytes("PING\r\n*\(arguments.count + 1)\r\n$4\r\nMSET\r\n")
+        for argument in arguments { wire += bytes("$\(argument.count)\r\n") + argument + [13, 10] }
+        var parser = RESPParser()
+        var seen: [RESPParser.Outcome] = []
+        var index = 0
+        while index < wire.count {
+            parser.append(Array(wire[index..<min(index + 97, wire.count)]))
+            index += 97
+            while case let outcome = parser.next(), outcome != .incomplete { seen.append(outcome) }
+        }
+        #expect(seen == [.request([bytes("PING")]), .request([bytes("MSET")] + arguments)])
+        #expect(parser.bufferedCount == 0)
+    }
+
     @Test func inlineQuotingFollowsRedis() {
         #expect(parse("SET \"a b\" 'c d' \"\\x41\\n\"\r\n").first == .request([bytes("SET"), bytes("a b"), bytes("c d"), [0x41, 0x0a]]))
     }
