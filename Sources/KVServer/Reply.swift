@@ -71,11 +71,6 @@ public struct ReplyWriter: Sendable {
         crlf()
     }
 
-    /// Already-encoded replies.
-    public mutating func append(_ other: [UInt8]) {
-        bytes.append(contentsOf: other)
-    }
-
     private mutating func crlf() {
         bytes.append(13)
         bytes.append(10)

@@ -79,6 +79,4 @@ final class Worker: @unchecked Sendable {
         reportedDone = true
         server.workerFinished()
     }
-
-    var connectionCount: Int { connections.count }
 }
