@@ -6,7 +6,7 @@ import Glibc
 struct Command: Sendable {
     let name: String
     let arity: Int
-    let handler: @Sendable (Keyspace, [[UInt8]], inout ReplyWriter) -> Void
+    let handler: @Sendable (Keyspace, Request, inout ReplyWriter) -> Void
 }
 
 let commandTable: [[UInt8]: Command] = {
@@ -85,7 +85,7 @@ func equalsIgnoringCase(_ bytes: [UInt8], _ word: StaticString) -> Bool {
 
 // MARK: - Handlers
 
-private func ping(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func ping(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     switch r.count {
     case 1: out.simple("PONG")
     case 2: out.bulk(r[1])
@@ -93,11 +93,11 @@ private func ping(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
     }
 }
 
-private func get(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func get(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     if let entry = ks.lookup(r[1], now: monotonicMilliseconds()) { out.bulk(entry.value) } else { out.null() }
 }
 
-private func set(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func set(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     enum Condition { case none, nx, xx }
     enum Expiry { case none, relative(Int, unit: Int), absolute(Int, unit: Int), keep }
     var condition = Condition.none
@@ -173,13 +173,13 @@ private func set(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
     }
 }
 
-private func getset(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func getset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let old = ks.lookup(r[1], now: monotonicMilliseconds())
     ks.set(r[1], r[2], expiresAt: nil)
     if let old { out.bulk(old.value) } else { out.null() }
 }
 
-private func del(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func del(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = monotonicMilliseconds()
     var removed = 0
     for key in r.dropFirst() where ks.lookup(key, now: now) != nil {
@@ -189,7 +189,7 @@ private func del(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
     out.integer(removed)
 }
 
-private func exists(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func exists(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = monotonicMilliseconds()
     out.integer(r.dropFirst().reduce(0) { $0 + (ks.lookup($1, now: now) == nil ? 0 : 1) })
 }
@@ -219,7 +219,7 @@ private func incrementBy(_ ks: Keyspace, _ key: [UInt8], _ amount: Int, _ out: i
     out.integer(result)
 }
 
-private func append(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func append(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = monotonicMilliseconds()
     if var entry = ks.lookup(r[1], now: now) {
         let total = entry.value.count + r[2].count
@@ -234,11 +234,11 @@ private func append(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
     }
 }
 
-private func strlen(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func strlen(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     out.integer(ks.lookup(r[1], now: monotonicMilliseconds())?.value.count ?? 0)
 }
 
-private func mget(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func mget(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = monotonicMilliseconds()
     out.arrayHeader(r.count - 1)
     for key in r.dropFirst() {
@@ -246,7 +246,7 @@ private func mget(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
     }
 }
 
-private func mset(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func mset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard r.count % 2 == 1 else { return out.error("ERR wrong number of arguments for 'mset' command") }
     var index = 1
     while index < r.count {
@@ -256,7 +256,7 @@ private func mset(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
     out.ok()
 }
 
-private func expire(_ ks: Keyspace, _ r: [[UInt8]], unit: Int, name: String, _ out: inout ReplyWriter) {
+private func expire(_ ks: Keyspace, _ r: Request, unit: Int, name: String, _ out: inout ReplyWriter) {
     guard let amount = parseInteger(r[2]) else { return out.error(notAnInteger) }
     var nx = false, xx = false, gt = false, lt = false
     for option in r.dropFirst(3) {
@@ -295,13 +295,13 @@ private func ttl(_ ks: Keyspace, _ key: [UInt8], milliseconds: Bool, _ out: inou
     out.integer(milliseconds ? remaining : (remaining + 500) / 1000)
 }
 
-private func persist(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func persist(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let entry = ks.lookup(r[1], now: monotonicMilliseconds()), entry.expiresAt != nil else { return out.integer(0) }
     ks.setExpiry(r[1], nil)
     out.integer(1)
 }
 
-private func keys(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func keys(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = monotonicMilliseconds()
     let pattern = r[1]
     let everything = pattern == [UInt8(ascii: "*")]
@@ -313,7 +313,7 @@ private func keys(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
     for key in matches { out.bulk(key) }
 }
 
-private func flushall(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func flushall(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     if r.count > 2 || (r.count == 2 && !equalsIgnoringCase(r[1], "async") && !equalsIgnoringCase(r[1], "sync")) {
         return out.error("ERR syntax error")
     }
@@ -321,7 +321,7 @@ private func flushall(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) 
     out.ok()
 }
 
-private func info(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func info(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let wanted = Set(r.dropFirst().map { String(decoding: lowercased($0), as: UTF8.self) })
     let everything = wanted.isEmpty || wanted.contains("all") || wanted.contains("everything") || wanted.contains("default")
     var text = ""
@@ -340,7 +340,7 @@ private let configParameters: [(String, String)] = [
     ("appendonly", "no"), ("databases", "1"), ("save", ""), ("maxmemory", "0"),
 ]
 
-private func config(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func config(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard equalsIgnoringCase(r[1], "get") else {
         return out.error(bytes: Array("ERR unknown subcommand '".utf8) + r[1] + Array("'. Try CONFIG HELP.".utf8))
     }
@@ -358,7 +358,7 @@ private func config(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
     }
 }
 
-private func command(_ ks: Keyspace, _ r: [[UInt8]], _ out: inout ReplyWriter) {
+private func command(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     func describe(_ command: Command) {
         // name, arity, flags, first key, last key, step (Redis 2.8's six fields)
         out.arrayHeader(6)

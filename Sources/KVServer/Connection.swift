@@ -95,12 +95,13 @@ final class Connection: @unchecked Sendable {
     /// Sends the next batch of complete requests to the core, if none is out.
     private func processInput() {
         guard !awaitingReplies, !isClosed, !closeAfterFlush else { return }
-        var batch: [[[UInt8]]] = []
+        var batch = RequestBatch()
         parsing: while batch.count < Connection.maxBatch {
-            switch parser.next() {
-            case .request(let request):
-                batch.append(request)
-                if equalsIgnoringCase(request[0], "quit") {
+            let name = batch.arguments.count
+            switch parser.nextArguments(into: &batch.arguments) {
+            case .appended:
+                batch.endRequest()
+                if equalsIgnoringCase(batch.arguments[name], "quit") {
                     closeAfterFlush = true
                     break parsing
                 }
@@ -111,7 +112,7 @@ final class Connection: @unchecked Sendable {
                 break parsing
             }
         }
-        if batch.isEmpty {
+        if batch.count == 0 {
             finishIfDone()
             return
         }

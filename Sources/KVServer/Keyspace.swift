@@ -100,13 +100,13 @@ public final class Keyspace {
     var expiresCount: Int { entries.values.reduce(0) { $0 + ($1.expiresAt == nil ? 0 : 1) } }
 
     /// Runs each request in order and returns the concatenated replies.
-    public func execute(_ requests: [[[UInt8]]]) -> [UInt8] {
-        var out = ReplyWriter(expectedRequests: requests.count)
-        for request in requests { execute(request, into: &out) }
+    public func execute(_ batch: RequestBatch) -> [UInt8] {
+        var out = ReplyWriter(expectedRequests: batch.count)
+        batch.forEach { execute($0, into: &out) }
         return out.bytes
     }
 
-    func execute(_ request: [[UInt8]], into out: inout ReplyWriter) {
+    func execute(_ request: Request, into out: inout ReplyWriter) {
         guard let first = request.first else { return }
         commandsProcessed += 1
         // Clients send names in upper or lower case: both spellings are in
@@ -130,7 +130,7 @@ func lowercased(_ bytes: [UInt8]) -> [UInt8] {
 
 /// Redis's wording, including its 128-byte limits and the trailing space;
 /// bytes, not a String, so binary arguments come back exactly.
-func unknownCommandMessage(_ request: [[UInt8]]) -> [UInt8] {
+func unknownCommandMessage(_ request: Request) -> [UInt8] {
     var arguments: [UInt8] = []
     for argument in request.dropFirst() where arguments.count < 128 {
         let room = 128 - arguments.count

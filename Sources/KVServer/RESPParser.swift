@@ -67,16 +67,36 @@ public struct RESPParser {
         bytes.withUnsafeBytes { append($0) }
     }
 
+    /// What `nextArguments(into:)` did.
+    public enum Step: Equatable {
+        /// A complete request's arguments were appended.
+        case appended
+        /// More bytes are needed; nothing was appended.
+        case incomplete
+        /// The stream is malformed; the message is Redis's wording.
+        case protocolError(String)
+    }
+
     /// The next complete request, if the buffer holds one.
     public mutating func next() -> Outcome {
+        var arguments: [[UInt8]] = []
+        switch nextArguments(into: &arguments) {
+        case .appended: return .request(arguments)
+        case .incomplete: return .incomplete
+        case .protocolError(let message): return .protocolError(message)
+        }
+    }
+
+    /// Appends the next complete request's arguments (its name first) to
+    /// `arguments`: a whole batch of requests can share one array.
+    public mutating func nextArguments(into arguments: inout [[UInt8]]) -> Step {
         while start < buffer.count {
-            let outcome = buffer[start] == UInt8(ascii: "*") ? parseMultibulk() : parseInline()
-            switch outcome {
-            case .request(let arguments) where arguments.isEmpty:
+            let before = arguments.count
+            let step = buffer[start] == UInt8(ascii: "*") ? parseMultibulk(into: &arguments) : parseInline(into: &arguments)
+            if step == .appended && arguments.count == before {
                 continue   // an empty request (`*0`, a blank line) is skipped, as Redis does
-            default:
-                return outcome
             }
+            return step
         }
         return .incomplete
     }
@@ -116,7 +136,7 @@ public struct RESPParser {
         return negative ? -value : value
     }
 
-    private mutating func parseMultibulk() -> Outcome {
+    private mutating func parseMultibulk(into arguments: inout [[UInt8]]) -> Step {
         // Line limits apply whether or not the newline has arrived yet, so
         // the outcome never depends on how the bytes were split into reads
         // (a fuzzer found that it did).
@@ -129,7 +149,7 @@ public struct RESPParser {
         var position = countEnd + 1
         guard count > 0 else {
             start = position
-            return .request([])
+            return .appended
         }
         // First pass: check every header and that all bytes are here, without
         // copying or allocating, resuming where an earlier read stopped; the
@@ -165,8 +185,6 @@ public struct RESPParser {
         }
         progress = nil
         start = position
-        var arguments: [[UInt8]] = []
-        arguments.reserveCapacity(count)
         position = firstArgument
         for _ in 0..<count {
             let lengthEnd = lineEnd(from: position)!   // checked above
@@ -174,10 +192,10 @@ public struct RESPParser {
             arguments.append(Array(buffer[(lengthEnd + 1) ..< (lengthEnd + 1 + length)]))
             position = lengthEnd + 1 + length + 2
         }
-        return .request(arguments)
+        return .appended
     }
 
-    private mutating func parseInline() -> Outcome {
+    private mutating func parseInline(into arguments: inout [[UInt8]]) -> Step {
         guard let end = lineEnd(from: start), end - start <= limits.maxInline else {
             return buffer.count - start > limits.maxInline ? .protocolError("too big inline request") : .incomplete
         }
@@ -185,10 +203,11 @@ public struct RESPParser {
         if lineStop > start && buffer[lineStop - 1] == UInt8(ascii: "\r") { lineStop -= 1 }
         let line = buffer[start..<lineStop]
         start = end + 1
-        guard let arguments = splitInlineArguments(line) else {
+        guard let split = splitInlineArguments(line) else {
             return .protocolError("unbalanced quotes in request")
         }
-        return .request(arguments)
+        arguments.append(contentsOf: split)
+        return .appended
     }
 }
 
