@@ -54,9 +54,7 @@ func asyncRoundtrip(_ route: AsyncRoute) {
             if i >= 0 { shared[i] = nowNs() - t0 }
         }
     }
-    let (p50, p99) = percentilesUs(samples, rtN)
-    result(route.peer, "roundtrip_p50", p50, "us")
-    result(route.peer, "roundtrip_p99", p99, "us")
+    reportLatency(route.peer, "roundtrip", samples, rtN)
 }
 
 func asyncWake(_ route: AsyncRoute) {
@@ -71,9 +69,7 @@ func asyncWake(_ route: AsyncRoute) {
             await route.hop { shared[i] = nowNs() - stamp }
         }
     }
-    let (p50, p99) = percentilesUs(samples, wakeN)
-    result(route.peer, "wake_p50", p50, "us")
-    result(route.peer, "wake_p99", p99, "us")
+    reportLatency(route.peer, "wake", samples, wakeN)
 }
 
 func runAsync(_ route: AsyncRoute, m: Int) {

@@ -36,12 +36,14 @@ func figure(_ peer: String, _ metric: String, _ value: Double, _ unit: String) {
     emit("FIGURE peer=\(peer) metric=\(metric) value=\(fixed(value, 3)) unit=\(unit)")
 }
 
-/// Nearest-rank percentiles, in microseconds.
-func percentilesUs(_ samples: UnsafeMutablePointer<UInt64>, _ n: Int) -> (Double, Double) {
+/// Emits `<metric>_p50` and `<metric>_p99` (nearest rank, microseconds) of
+/// the `n` samples, sorting them in place.
+func reportLatency(_ peer: String, _ metric: String, _ samples: UnsafeMutablePointer<UInt64>, _ n: Int) {
     var sorted = UnsafeMutableBufferPointer(start: samples, count: n)
     sorted.sort()
     func p(_ q: Double) -> Double { Double(sorted[max(Int((q * Double(n)).rounded(.up)) - 1, 0)]) / 1000 }
-    return (p(0.50), p(0.99))
+    result(peer, "\(metric)_p50", p(0.50), "us")
+    result(peer, "\(metric)_p99", p(0.99), "us")
 }
 
 /// A counting semaphore (sem_t), as the C peers use.
@@ -188,9 +190,7 @@ func roundtrip(_ route: Route) {
         route.roundtrip()
         if i >= 0 { samples[i] = nowNs() - t0 }
     }
-    let (p50, p99) = percentilesUs(samples, rtN)
-    result(route.peer, "roundtrip_p50", p50, "us")
-    result(route.peer, "roundtrip_p99", p99, "us")
+    reportLatency(route.peer, "roundtrip", samples, rtN)
 }
 
 /// (c) idle wake latency.
@@ -204,9 +204,7 @@ func wake(_ route: Route) {
         route.wake(i, nowNs(), samples, done)
         done.wait()
     }
-    let (p50, p99) = percentilesUs(samples, wakeN)
-    result(route.peer, "wake_p50", p50, "us")
-    result(route.peer, "wake_p99", p99, "us")
+    reportLatency(route.peer, "wake", samples, wakeN)
 }
 
 func maxRSSBytes() -> Int {
