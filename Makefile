@@ -4,8 +4,11 @@
 SWIFT ?= swift
 APT_PACKAGES := libevent-dev pkg-config redis-tools valgrind
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Every step of `make test` is bounded: a hang becomes a failure naming the
+# step (timeout exits 124; KILL follows TERM after 10 s).
+BOUND = timeout -k 10
 
-.PHONY: deps run demo test test-fast test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long bench bench-kvd
+.PHONY: deps run demo test test-fast test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long liveness-proof bench bench-kvd
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -31,39 +34,53 @@ test: deps test-fast test-kvd test-leaks test-tsan test-asan fuzz-ci
 # The build must be warning-free (a fresh clone compiles every file, so CI sees them all).
 test-fast:
 	@mkdir -p .build
-	@$(SWIFT) build --build-tests > .build/build.log 2>&1 || { cat .build/build.log; exit 1; }
+	@$(BOUND) 900 $(SWIFT) build --build-tests > .build/build.log 2>&1 || { cat .build/build.log; echo "test-fast: the build failed or took over 15 minutes"; exit 1; }
 	@if grep "warning:" .build/build.log; then echo "the build has warnings (see above)"; exit 1; fi
-	$(SWIFT) test
+	$(BOUND) 600 $(SWIFT) test || { echo "test-fast: swift test failed or took over 10 minutes"; exit 1; }
 
 test-kvd:
-	$(SWIFT) build --product kvd
-	bash tools/kvd-smoke.sh .build/debug/kvd
+	$(BOUND) 600 $(SWIFT) build --product kvd
+	$(BOUND) 300 bash tools/kvd-smoke.sh .build/debug/kvd
 
 # Only definite leaks fail: "possibly lost" blocks are the Swift runtime's
 # metadata caches, which hold interior pointers on purpose.
 test-leaks:
-	$(SWIFT) build --product mainloop-stress
-	valgrind --quiet --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --error-exitcode=3 .build/debug/mainloop-stress 500
+	$(BOUND) 600 $(SWIFT) build --product mainloop-stress
+	$(BOUND) 600 valgrind --quiet --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --error-exitcode=3 .build/debug/mainloop-stress 500
 
 # Swift's crash backtracer can spin forever in a sanitized process that traps
 # on purpose (the exit tests' children, the trap scenarios), so it is off in
 # the sanitizer runs; the traps are still checked.
 test-tsan:
-	SWIFT_BACKTRACE=enable=no $(SWIFT) test --sanitize=thread
+	SWIFT_BACKTRACE=enable=no $(BOUND) 1200 $(SWIFT) test --sanitize=thread
 
 test-asan:
-	SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address
+	SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(BOUND) 1200 $(SWIFT) test --sanitize=address
 
 ## libFuzzer on the RESP parser and the invocation checker, 5 minutes each (FUZZ_SECONDS=...).
 fuzz:
 	bash Fuzz/fuzz.sh
 
 fuzz-ci:
-	FUZZ_SECONDS=30 bash Fuzz/fuzz.sh
+	FUZZ_SECONDS=30 $(BOUND) 600 bash Fuzz/fuzz.sh
 
 ## The stress tests at 20x their CI size (minutes).
 stress-long:
 	STRESS=long $(SWIFT) test --filter StressTests
+
+## Proof that the liveness tests fail, not hang, when a release is broken:
+## builds MainLoop with every release of a blocked caller dropped
+## (Sources/MainLoop/FaultInjection.swift) in a build directory of its own,
+## runs LivenessTests, and succeeds only if every one of them fails in time.
+liveness-proof:
+	@$(BOUND) 900 $(SWIFT) build --build-tests -Xswiftc -DMAINLOOP_FAULT_NO_RELEASE --scratch-path .build/broken > .build/broken.log 2>&1 || { cat .build/broken.log; exit 1; }
+	@status=0; $(BOUND) 300 $(SWIFT) test -Xswiftc -DMAINLOOP_FAULT_NO_RELEASE --scratch-path .build/broken --filter LivenessTests > .build/liveness-proof.log 2>&1 || status=$$?; \
+	grep -E "^. Test .*(failed after|passed after)|not released|did not resume" .build/liveness-proof.log; \
+	if [ $$status = 124 ] || [ $$status = 137 ]; then echo "liveness-proof: the broken build HUNG"; exit 1; fi; \
+	passed=$$(grep -cE "^. Test [A-Za-z]+\(\).*passed after" .build/liveness-proof.log || true); \
+	failed=$$(grep -cE "^. Test [A-Za-z]+\(\).*failed after" .build/liveness-proof.log || true); \
+	echo "liveness-proof: $$failed liveness tests failed in time, $$passed passed (the one that needs no release)"; \
+	[ $$failed -ge 7 ]
 
 ## The peer benchmark: mainloop-bench and the C/Swift peers in the same rounds (not in CI).
 bench: deps

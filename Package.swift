@@ -29,8 +29,10 @@ let package = Package(
         // Launched by the tests as a child process: code that must own the
         // process's main thread cannot be tested inside the test runner.
         .executableTarget(name: "mainloop-test-helper", dependencies: ["MainLoop"]),
-        .testTarget(name: "MainLoopTests", dependencies: ["MainLoop", "mainloop-test-helper"]),
-        .testTarget(name: "KVServerTests", dependencies: ["KVServer", "kvd"]),
+        // Bounded thread joins shared by both test suites.
+        .target(name: "TestKit", path: "Tests/TestKit"),
+        .testTarget(name: "MainLoopTests", dependencies: ["MainLoop", "mainloop-test-helper", "TestKit"]),
+        .testTarget(name: "KVServerTests", dependencies: ["KVServer", "kvd", "TestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

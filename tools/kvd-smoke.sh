@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Smoke test of kvd with the real Redis clients: redis-cli commands and a
 # short redis-benchmark that must finish with no errors (a correctness check,
-# not a timing). Usage: tools/kvd-smoke.sh [path/to/kvd]
+# not a timing). Every step is bounded: a hung kvd or client fails the
+# script, naming the step, instead of hanging CI.
+# Usage: tools/kvd-smoke.sh [path/to/kvd]
 set -euo pipefail
 KVD=${1:-.build/debug/kvd}
 LOG=$(mktemp)
@@ -11,7 +13,7 @@ trap 'kill -9 $PID 2>/dev/null || true; rm -f "$LOG"' EXIT
 for _ in $(seq 100); do grep -q "serving on" "$LOG" && break; sleep 0.05; done
 PORT=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$LOG" | head -1)
 [ -n "$PORT" ] || { echo "kvd did not start:"; cat "$LOG"; exit 1; }
-cli() { redis-cli -p "$PORT" "$@"; }
+cli() { timeout 10 redis-cli -p "$PORT" "$@" || { echo "FAIL: redis-cli $* failed or hung (exit $?)" >&2; exit 1; }; }
 expect() { local want=$1; shift; local got; got=$(cli "$@"); [ "$got" = "$want" ] || { echo "FAIL: redis-cli $* -> '$got', expected '$want'"; exit 1; }; }
 expect PONG ping
 expect OK set greeting hello
@@ -26,11 +28,15 @@ expect 2 del greeting temp
 expect 1 dbsize
 cli info | grep -q '^connected_clients:' || { echo "FAIL: INFO has no connected_clients"; exit 1; }
 echo "redis-cli: ok"
-OUT=$(redis-benchmark -p "$PORT" -t set,get,incr -n 20000 -q 2>&1)
+OUT=$(timeout 120 redis-benchmark -p "$PORT" -t set,get,incr -n 20000 -q 2>&1) || { echo "FAIL: redis-benchmark failed or hung (exit $?)"; echo "$OUT"; exit 1; }
 echo "$OUT"
 if echo "$OUT" | grep -qiE "err|error"; then echo "FAIL: redis-benchmark reported errors"; exit 1; fi
 [ "$(echo "$OUT" | grep -c 'requests per second')" = 3 ] || { echo "FAIL: redis-benchmark did not finish all three tests"; exit 1; }
 kill -TERM "$PID"
+# Bounded: give kvd 10 s to exit, then kill it and fail. The `wait` below
+# only reaps a process that has already exited.
+for _ in $(seq 200); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done
+if kill -0 "$PID" 2>/dev/null; then echo "FAIL: kvd did not exit within 10 s of SIGTERM"; kill -9 "$PID"; cat "$LOG"; exit 1; fi
 STATUS=0; wait "$PID" || STATUS=$?
 [ "$STATUS" = 0 ] || { echo "FAIL: kvd exited with $STATUS after SIGTERM"; cat "$LOG"; exit 1; }
 echo "kvd smoke: 2 passed, 0 failed"

@@ -61,6 +61,12 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// This loop as a Swift concurrency `SerialExecutor` (see ``LoopExecutor``).
     public let executor = LoopExecutor()
 
+    /// Opened once the loop has finished for good (see ``join(timeout:)``).
+    private let termination = Termination()
+    /// Set once by `spawn` before the thread starts: the spawned thread, not
+    /// `run()`, opens `termination`, so that `join` also waits for the thread.
+    private var ownsSpawnedThread = false
+
     private let stateLock = Lock()
     // Guarded by `stateLock`.
     private var lifecycle = Lifecycle.idle
@@ -166,6 +172,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
+        loop.ownsSpawnedThread = true
         let context = Unmanaged.passRetained(loop).toOpaque()
         let rc = pthread_create(&thread, &attributes, { context in
             let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
@@ -174,6 +181,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         }, context)
         guard rc == 0 else {
             Unmanaged<EventLoop>.fromOpaque(context).release()
+            loop.stop()
+            loop.termination.open()
             throw EventLoopError.system(call: "pthread_create", errno: rc)
         }
         try loop.postAndWait {}
@@ -187,6 +196,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         } catch {
             writeToStandardError("MainLoop: loop '\(name)' ended with an error: \(error)\n")
         }
+        // The thread's last act: nothing of the loop's runs on it after this.
+        termination.open()
     }
 
     /// The loop running on the calling thread (inside its ``run()``), if any.
@@ -260,6 +271,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         pthread_setspecific(currentLoopKey, outer)
 
         finishStopping()
+        if !ownsSpawnedThread { termination.open() }
         if rc == -1 { throw EventLoopError.system(call: "event_base_loop", errno: failure) }
         if let mainQueueFailure { throw mainQueueFailure }
     }
@@ -289,6 +301,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             queued.removeAll { $0.abandon(.shutDown) }
             queued.deallocate()
             for registration in live.values { registration.cancel() }
+            termination.open()
         case .running:
             lifecycle = .stopping
             stateLock.unlock()
@@ -311,6 +324,32 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// ``stop()``, or the loop was stopped before it ever ran.
     public var hasStopped: Bool {
         stateLock.withLock { if case .stopped = lifecycle { true } else { false } }
+    }
+
+    /// Blocks the calling thread until the loop has finished for good: its
+    /// ``run()`` has returned after ``stop()`` (for a loop made by
+    /// ``spawn(name:mailboxCapacity:)``, its thread has also finished and is
+    /// exiting), or it was stopped before it ever ran.
+    ///
+    /// `join` does not stop the loop: call ``stop()`` first, or from the
+    /// loop's own work.
+    /// - Parameter timeout: how long to wait at most; `nil` waits as long as it takes.
+    /// - Throws: ``EventLoopError/timedOut`` when the timeout passes first;
+    ///   ``EventLoopError/deadlock`` when called on the loop's own thread
+    ///   (it would wait for itself).
+    public func join(timeout: Duration? = nil) throws(EventLoopError) {
+        if inLoop { throw .deadlock }
+        let deadline = monotonicDeadline(after: timeout)
+        guard termination.wait(until: deadline) else { throw .timedOut }
+    }
+
+    /// Suspends the calling task, without blocking a thread, until the loop
+    /// has finished for good (as ``join(timeout:)`` describes).
+    ///
+    /// To bound the wait, race it against a timer in a task group, or cancel
+    /// the waiting task's parent: cancellation does not end this wait.
+    public func terminated() async {
+        await termination.wait()
     }
 
     /// Loop thread, after the final drain: the terminal transition.

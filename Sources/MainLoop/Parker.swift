@@ -33,6 +33,9 @@ final class Parker: @unchecked Sendable {
     @inline(__always)
     func signal() { pthread_cond_signal(&storage.pointee.cond) }
 
+    /// Wakes every thread sleeping in `wait` (for latches with several waiters).
+    func broadcast() { pthread_cond_broadcast(&storage.pointee.cond) }
+
     /// Sleeps with the lock held until signalled or until `deadline`
     /// (monotonic nanoseconds; `nil` waits without a bound). Spurious
     /// wake-ups are possible: callers re-check their state.

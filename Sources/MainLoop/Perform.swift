@@ -55,7 +55,9 @@ final class AsyncCall<T: Sendable>: WaitingRecord, @unchecked Sendable {
     /// Loop thread.
     func run() {
         guard let (work, continuation) = claim() else { return }
-        continuation.resume(with: Result(catching: work))
+        let result = Result(catching: work)
+        if FaultInjection.dropsReleases { return }
+        continuation.resume(with: result)
     }
 
     func abandon(_ error: EventLoopError) {

@@ -43,6 +43,7 @@ final class BlockingCall<T>: WaitingRecord, @unchecked Sendable {
         }
         // `work` is out of scope: the caller's closure is no longer
         // referenced once the caller wakes (withoutActuallyEscaping checks).
+        if FaultInjection.dropsReleases { return }
         parker.lock()
         state = .finished(result)
         parker.unlock()

@@ -2,7 +2,7 @@
 import Testing
 @testable import KVServer
 
-@Suite struct RESPParserTests {
+@Suite(.timeLimit(.minutes(5))) struct RESPParserTests {
     func parse(_ text: String, limits: RESPLimits = RESPLimits()) -> [RESPParser.Outcome] {
         var parser = RESPParser(limits: limits)
         parser.append(bytes(text))

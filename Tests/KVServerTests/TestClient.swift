@@ -27,16 +27,29 @@ final class TestClient {
 
     deinit { close(fd) }
 
-    func send(_ data: [UInt8]) {
+    /// Writes all of `data` (blocking); returns how many bytes were written,
+    /// fewer only when the connection failed.
+    @discardableResult
+    func send(_ data: [UInt8]) -> Int {
         var offset = 0
         while offset < data.count {
             let n = data.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, data.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return }
+            if n <= 0 { return offset }
             offset += n
         }
+        return offset
     }
 
     func send(_ text: String) { send(bytes(text)) }
+
+    /// Waits (at most `seconds`) until the peer has acknowledged every byte
+    /// written (SIOCOUTQ is 0): on loopback, it is then in the server's socket.
+    func waitUntilSendQueueIsEmpty(within seconds: Int = 10) -> Bool {
+        eventually(within: seconds) {
+            var unacknowledged: Int32 = 0
+            return ioctl(fd, UInt(TIOCOUTQ), &unacknowledged) == 0 && unacknowledged == 0
+        }
+    }
 
     func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
 
@@ -116,17 +129,4 @@ func eventually(within seconds: Int = 20, _ condition: () -> Bool) -> Bool {
         nanosleep(&nap, nil)
     }
     return condition()
-}
-
-func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
-    final class Box: @unchecked Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    var thread = pthread_t()
-    pthread_create(&thread, nil, { context in
-        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-        return nil
-    }, Unmanaged.passRetained(Box(body)).toOpaque())
-    return thread
 }

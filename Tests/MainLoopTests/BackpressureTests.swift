@@ -3,9 +3,10 @@
 // and stop() releases producers blocked for room.
 import Glibc
 import Testing
+import TestKit
 @testable import MainLoop
 
-@Suite struct BackpressureTests {
+@Suite(.timeLimit(.minutes(5))) struct BackpressureTests {
     @Test func boundedMailboxSlowsProducersAndLosesNothing() throws {
         let capacity = 1_000, producers = 4, perProducer = 5_000
         let loop = try EventLoop.spawn(name: "bounded", mailboxCapacity: capacity)
@@ -30,7 +31,7 @@ import Testing
                 }
             }
         }
-        threads.forEach { $0.join() }
+        threads.join("producers blocked for room in a bounded mailbox")
         try loop.postAndWait {}
         #expect(violations.current == 0)
         #expect(last.current == [Int](repeating: perProducer - 1, count: producers))
@@ -102,7 +103,7 @@ import Testing
             #expect(eventually { loop.stats.postsThatWaited == UInt64(p + 1) })
         }
         gate.open()
-        threads.forEach { $0.join() }
+        threads.join("5 producers waiting for room in FIFO order")
         try loop.postAndWait {}
         #expect(order.current == [0, 1, 2, 3, 4])
     }
@@ -122,7 +123,7 @@ import Testing
         }
         #expect(eventually { loop.stats.postsThatWaited == 4 })
         loop.stop()
-        threads.forEach { $0.join() }
+        threads.join("4 producers blocked for room when stop() came")
         #expect(outcomes.current == [EventLoopError](repeating: .shutDown, count: 4))
         gate.open()
         #expect(eventually { loop.hasStopped })

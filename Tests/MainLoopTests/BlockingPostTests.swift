@@ -5,7 +5,7 @@ import Testing
 
 private struct WorkFailed: Error, Equatable { let code: Int }
 
-@Suite struct BlockingPostTests {
+@Suite(.timeLimit(.minutes(5))) struct BlockingPostTests {
     @Test func postAndWaitReturnsTheValueComputedOnTheLoopThread() throws {
         try withSpawnedLoop("value") { loop in
             let (value, thread) = try loop.postAndWait { (6 * 7, currentThreadID()) }
@@ -50,11 +50,17 @@ private struct WorkFailed: Error, Equatable { let code: Int }
 
     @Test func workStartedBeforeTheTimeoutDeliversItsResult() throws {
         try withSpawnedLoop("started") { loop in
-            let value = try loop.postAndWait(timeout: .milliseconds(5)) { () -> Int in
-                sleep(milliseconds: 50)
+            // The start bound is generous (a loaded machine may take a while
+            // to start the work); the work then runs until well past it.
+            let timeout = Duration.seconds(1)
+            let clock = ContinuousClock()
+            let deadline = clock.now + timeout
+            let value = try loop.postAndWait(timeout: timeout) { () -> Int in
+                while clock.now < deadline + .milliseconds(50) { sleep(milliseconds: 5) }
                 return 9
             }
             #expect(value == 9)
+            #expect(clock.now > deadline)
         }
     }
 
@@ -64,7 +70,7 @@ private struct WorkFailed: Error, Equatable { let code: Int }
                 let inner = try a.postAndWait { () -> EventLoopError? in
                     try b.postAndWait { () -> EventLoopError? in
                         do {
-                            try a.postAndWait {}
+                            try a.postAndWait(timeout: .seconds(30)) {}
                             return nil
                         } catch let error as EventLoopError {
                             return error
@@ -85,7 +91,7 @@ private struct WorkFailed: Error, Equatable { let code: Int }
                     let inner = try a.postAndWait {
                         try b.postAndWait {
                             try c.postAndWait { () -> EventLoopError? in
-                                do { try a.postAndWait {}; return nil } catch let e as EventLoopError { return e }
+                                do { try a.postAndWait(timeout: .seconds(30)) {}; return nil } catch let e as EventLoopError { return e }
                             }
                         }
                     }

@@ -20,16 +20,28 @@ func runHelper(_ scenario: String, timeout: Duration = .seconds(60)) throws -> (
     process.standardOutput = pipe
     process.standardError = pipe
     try process.run()
-    let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+    // The watchdog kills (SIGKILL: a hung child may ignore or block SIGTERM),
+    // which closes the pipe and ends the read below.
+    let timedOut = Locked(false)
+    let pid = process.processIdentifier
+    let watchdog = DispatchWorkItem {
+        timedOut.withValue { $0 = true }
+        kill(pid, SIGKILL)
+    }
     let (seconds, _) = timeout.components
     DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(seconds)), execute: watchdog)
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     watchdog.cancel()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    var output = String(decoding: data, as: UTF8.self)
+    if timedOut.current {
+        Issue.record("mainloop-test-helper \(scenario) did not exit within \(timeout) and was killed")
+        output += "\n[killed by the test's watchdog after \(timeout)]\n"
+    }
+    return (process.terminationStatus, output)
 }
 
-@Suite struct ChildProcessTests {
+@Suite(.timeLimit(.minutes(5))) struct ChildProcessTests {
     @Test func mainLoopRunsEveryWorkersPostsOnTheRealMainThread() throws {
         let (status, output) = try runHelper("main-loop")
         #expect(status == 0, "\(output)")

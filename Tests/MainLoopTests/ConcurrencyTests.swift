@@ -3,6 +3,7 @@
 // (in child processes) MainActor and DispatchQueue.main on EventLoop.main.
 import Glibc
 import Testing
+import TestKit
 @testable import MainLoop
 
 /// An actor pinned to a loop of its own.
@@ -31,7 +32,7 @@ actor LoopActor {
 
 struct Boom: Error, Equatable {}
 
-@Suite struct ConcurrencyTests {
+@Suite(.timeLimit(.minutes(5))) struct ConcurrencyTests {
     @Test func actorPinnedToALoopRunsOnItsThread() async throws {
         let loop = try EventLoop.spawn(name: "pinned")
         defer { stopAndWait(loop) }
@@ -108,7 +109,7 @@ struct Boom: Error, Equatable {}
                 try! loop.post { recorder.note(base + 3) }
             }
         }
-        poster.join()
+        poster.join("the poster thread")
         #expect(await eventuallyAsync { recorder.order.current.count == rounds * 4 })
         #expect(recorder.order.current == Array(0..<(rounds * 4)))
     }

@@ -98,7 +98,7 @@ func expectedOutcome(_ selector: Selector, _ kinds: [Kind], _ values: [Any?]) ->
     return .success(values.map(render))
 }
 
-@Suite struct InvocationPropertyTests {
+@Suite(.timeLimit(.minutes(5))) struct InvocationPropertyTests {
     static let selectors: [Selector] = Array(model.keys) + ["pong", "one", "one:two:", "", ":", "two:and"]
 
     /// One random call: a selector, and mostly well-typed arguments with random faults.

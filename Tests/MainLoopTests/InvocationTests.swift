@@ -34,7 +34,7 @@ final class Account: Invocable {
     func nickname() -> String? { nil }
 }
 
-@Suite struct InvocationTests {
+@Suite(.timeLimit(.minutes(5))) struct InvocationTests {
     @Test func selectorCountsItsColons() {
         #expect(Selector("reset").argumentCount == 0)
         #expect(Selector("add:").argumentCount == 1)

@@ -2,9 +2,10 @@
 // and blocked callers when a loop stops.
 import Glibc
 import Testing
+import TestKit
 @testable import MainLoop
 
-@Suite struct LifecycleTests {
+@Suite(.timeLimit(.minutes(5))) struct LifecycleTests {
     @Test func stopRunsEverythingAcceptedBeforeItThenRefuses() throws {
         let loop = try EventLoop.spawn(name: "final-drain")
         let gate = try Gate.occupy(loop)
@@ -41,7 +42,7 @@ import Testing
         #expect(eventually { loop.stats.pending >= 8 }, "\(loop.stats)")
         loop.stop()
         gate.open()
-        callers.forEach { $0.join() }
+        callers.join("8 callers blocked in postAndWait when stop() came")
         // Every caller was accepted before stop(): each gets its own result.
         #expect(results.current.count == 8)
         for (i, result) in results.current { #expect(result == .success(i)) }
@@ -60,7 +61,7 @@ import Testing
         }
         #expect(eventually { loop.stats.pending == 2 })
         loop.stop()
-        caller.join()
+        caller.join("a postAndWait caller on a loop stopped before it ran")
         #expect(outcome.current == .shutDown)
         #expect(ran.current == false)
         #expect(loop.hasStopped)
@@ -96,6 +97,31 @@ import Testing
         #expect(eventually { loop.hasStopped })
         loop.stop()
         #expect(loop.hasStopped)
+    }
+
+    @Test func joinOfASpawnedLoopWaitsForItsThread() throws {
+        let loop = try EventLoop.spawn(name: "live-join-spawned")
+        let threadAlive = Locked(true)
+        // The loop's own last work: by the time join returns, it has run.
+        try loop.post { sleep(milliseconds: 20) }
+        loop.stop()
+        let joiner = TestThread {
+            try? loop.join()
+            threadAlive.withValue { $0 = false }
+        }
+        joiner.join(within: .seconds(10), "join() of a spawned loop after stop()")
+        #expect(!threadAlive.current)
+        #expect(loop.hasStopped)
+    }
+
+    @Test func joinTimesOutOnARunningLoopAndRefusesItsOwnThread() throws {
+        try withSpawnedLoop("join-bounds") { loop in
+            #expect(throws: EventLoopError.timedOut) { try loop.join(timeout: .milliseconds(20)) }
+            let own = try loop.postAndWait { () -> EventLoopError? in
+                do throws(EventLoopError) { try loop.join(timeout: .seconds(1)); return nil } catch { return error }
+            }
+            #expect(own == .deadlock)
+        }
     }
 
     @Test func mainLoopRefusesToRunOffTheMainThread() throws {

@@ -28,7 +28,7 @@ final class Ledger: Invocable, @unchecked Sendable {
     func allEntries() -> [Int] { entries }
 }
 
-@Suite struct PerformSelectorTests {
+@Suite(.timeLimit(.minutes(5))) struct PerformSelectorTests {
     @Test func waitingReturnsTheResultComputedOnTheLoop() throws {
         try withSpawnedLoop("ledger") { loop in
             let ledger = Ledger()
@@ -138,20 +138,40 @@ final class Ledger: Invocable, @unchecked Sendable {
         }
     }
 
-    @Test func cancelPreviousPerformRequestsWithdrawsThem() throws {
-        try withSpawnedLoop("cancel-delayed") { loop in
-            let ledger = Ledger(), other = Ledger()
+    @Test func cancelPreviousPerformRequestsForOneSelectorWithdrawsOnlyThatSelector() throws {
+        try withSpawnedLoop("cancel-selector") { loop in
+            let failures = Locked<[String]>([])
+            loop.invocationErrorHandler = { _, invocation, error in
+                failures.withValue { $0.append("\(invocation.selector): \(error)") }
+            }
+            let ledger = Ledger()
             try loop.postAndWait {
-                try ledger.performSelector("record:", afterDelay: .milliseconds(40), withObjects: 1)
-                try ledger.performSelector("fail:", afterDelay: .milliseconds(40), withObjects: "x")
-                try other.performSelector("record:", afterDelay: .milliseconds(40), withObjects: 2)
+                try ledger.performSelector("record:", afterDelay: .milliseconds(20), withObjects: 1)
+                // Due later than record:, so once it has run, record: would have too.
+                try ledger.performSelector("fail:", afterDelay: .milliseconds(60), withObjects: "kept")
             }
             Ledger.cancelPreviousPerformRequests(withTarget: ledger, selector: "record:")
+            #expect(eventually { failures.current.count == 1 }, "the fail: request of the same target was withdrawn too")
+            #expect(failures.current.first?.hasPrefix("fail:: ") == true && failures.current[0].contains("kept"), "\(failures.current)")
+            #expect(try loop.postAndWait { ledger.entries } == [], "the withdrawn record: request ran")
+        }
+    }
+
+    @Test func cancelPreviousPerformRequestsWithdrawsEveryRequestOfTheTargetAndNoOther() throws {
+        try withSpawnedLoop("cancel-all") { loop in
+            let failures = Locked<[String]>([])
+            loop.invocationErrorHandler = { _, invocation, _ in failures.withValue { $0.append("\(invocation.selector)") } }
+            let ledger = Ledger(), other = Ledger()
+            try loop.postAndWait {
+                try ledger.performSelector("record:", afterDelay: .milliseconds(20), withObjects: 1)
+                try ledger.performSelector("fail:", afterDelay: .milliseconds(20), withObjects: "x")
+                // A sentinel due after both: when it has run, they would have run too.
+                try other.performSelector("record:", afterDelay: .milliseconds(60), withObjects: 2)
+            }
             Ledger.cancelPreviousPerformRequests(withTarget: ledger)
-            sleep(milliseconds: 100)
+            #expect(eventually { (try? loop.postAndWait { other.entries }) == [2] }, "the other target's request was withdrawn")
             #expect(try loop.postAndWait { ledger.entries } == [])
-            #expect(try loop.postAndWait { other.entries } == [2])
-            #expect(eventually { DelayedPerformRequests.count == 0 })
+            #expect(failures.current == [])
         }
     }
 

@@ -1,9 +1,10 @@
 // PostingTests.swift: post, order, the loop thread, and work posted before run().
 import Glibc
 import Testing
+import TestKit
 @testable import MainLoop
 
-@Suite struct PostingTests {
+@Suite(.timeLimit(.minutes(5))) struct PostingTests {
     @Test func workPostedBeforeRunRunsOnceRunStarts() throws {
         let loop = try EventLoop(name: "before-run")
         let ran = Locked<[Int]>([])
@@ -15,7 +16,7 @@ import Testing
         #expect(eventually { ran.current.count == 100 })
         #expect(ran.current == Array(0..<100))
         loop.stop()
-        runner.join()
+        runner.join("run() after stop()")
         #expect(loop.hasStopped)
     }
 
@@ -39,7 +40,7 @@ import Testing
                     }
                 }
             }
-            threads.forEach { $0.join() }
+            threads.join("4 producers posting 20,000 each")
             try loop.postAndWait {}   // a flush: everything posted before it has run
             #expect(violations.current == 0)
             #expect(last.current == [Int](repeating: perProducer - 1, count: producers))

@@ -5,6 +5,7 @@
 // STRESS_SEED=n replays a run.
 import Glibc
 import Testing
+import TestKit
 @testable import MainLoop
 
 enum Stress {
@@ -36,7 +37,7 @@ final class LoopCounters: @unchecked Sendable {
     }
 }
 
-@Suite struct StressTests {
+@Suite(.timeLimit(.minutes(20))) struct StressTests {
     @Test func eightProducersEveryPostRunsExactlyOnceInProducerOrder() throws {
         let producers = 8, perProducer = Stress.scaled(250_000)
         try withSpawnedLoop("stress-fifo") { loop in
@@ -52,7 +53,7 @@ final class LoopCounters: @unchecked Sendable {
                     }
                 }
             }
-            threads.forEach { $0.join() }
+            threads.join("8 producers posting")
             try loop.postAndWait {}
             #expect(violations[0] == 0)
             #expect((0..<producers).allSatisfy { next[$0] == perProducer })
@@ -112,7 +113,7 @@ final class LoopCounters: @unchecked Sendable {
             var nap = timespec(tv_sec: 0, tv_nsec: Int.random(in: 0...2_000_000, using: &rng))
             nanosleep(&nap, nil)
             loop.stop()
-            threads.forEach { $0.join() }
+            threads.join("producers, waiters and timer posters racing stop()")
             #expect(eventually { loop.hasStopped })
 
             let acceptedIDs = Set(accepted.current)
@@ -132,9 +133,17 @@ final class LoopCounters: @unchecked Sendable {
         try withSpawnedLoop("ping") { a in
             try withSpawnedLoop("pong") { b in
                 let outcomes = Locked<[String: Int]>([:])
+                let deadlockText = "\(EventLoopError.deadlock)"
+                // Each thread makes at least `minimum` calls, and goes on (up
+                // to `maximum`) until both outcomes were seen: a run where the
+                // threads never overlapped proves nothing about detection.
+                let minimum = Stress.scaled(2_000), maximum = 200_000
+                @Sendable func bothSeen() -> Bool { outcomes.withValue { $0["ok", default: 0] > 0 && $0[deadlockText, default: 0] > 0 } }
                 func hammer(_ from: EventLoop, _ to: EventLoop) -> TestThread {
                     TestThread {
-                        for _ in 0..<Stress.scaled(2_000) {
+                        var calls = 0
+                        while calls < minimum || (calls < maximum && !bothSeen()) {
+                            calls += 1
                             let outcome = (try? from.postAndWait { () -> String in
                                 do {
                                     try to.postAndWait {}
@@ -148,13 +157,12 @@ final class LoopCounters: @unchecked Sendable {
                     }
                 }
                 let threads = [hammer(a, b), hammer(b, a)]
-                let done = Locked(0)
-                let joiner = TestThread { threads.forEach { $0.join() }; done.withValue { $0 = 1 } }
-                #expect(eventually(within: .seconds(120)) { done.current == 1 }, "two loops waiting on each other hung")
-                joiner.join()
+                threads.join(within: .seconds(120), "two loops waiting on each other (a deadlock went undetected)")
                 let seen = outcomes.current
-                #expect(Set(seen.keys).isSubset(of: ["ok", "\(EventLoopError.deadlock)"]), "\(seen)")
-                #expect(seen.values.reduce(0, +) == 2 * Stress.scaled(2_000))
+                #expect(Set(seen.keys).isSubset(of: ["ok", deadlockText]), "\(seen)")
+                #expect(seen["ok", default: 0] > 0, "no call ever succeeded: \(seen)")
+                #expect(seen[deadlockText, default: 0] > 0, "no cycle was ever detected: \(seen)")
+                #expect(seen.values.reduce(0, +) >= 2 * minimum)
             }
         }
     }

@@ -1,5 +1,6 @@
 // TestSupport.swift: small thread-safe helpers and bounded waits for the tests.
 import Glibc
+import Testing
 @testable import MainLoop
 
 /// A value shared between threads, guarded by a lock.
@@ -44,25 +45,6 @@ func sleep(milliseconds: Int) {
     nanosleep(&nap, nil)
 }
 
-/// Starts `body` on a new plain thread (not a loop) and returns a handle to join it.
-final class TestThread: @unchecked Sendable {
-    private var thread = pthread_t()
-    private let body: @Sendable () -> Void
-
-    init(_ body: @escaping @Sendable () -> Void) {
-        self.body = body
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, { context in
-            let me = Unmanaged<TestThread>.fromOpaque(context!).takeRetainedValue()
-            me.body()
-            return nil
-        }, context)
-        precondition(rc == 0)
-    }
-
-    func join() { pthread_join(thread, nil) }
-}
-
 /// A spawned loop that is stopped when the test ends, and whose thread is
 /// known to have left `run()` by then (bounded).
 @discardableResult
@@ -72,10 +54,14 @@ func withSpawnedLoop<R>(_ name: String = "test", _ body: (EventLoop) throws -> R
     return try body(loop)
 }
 
-/// Stops `loop` and waits (bounded) until its run() has returned.
-func stopAndWait(_ loop: EventLoop) {
+/// Stops `loop` and waits (bounded) until its run() has returned; a loop
+/// that does not stop fails the calling test.
+func stopAndWait(_ loop: EventLoop, within timeout: Duration = .seconds(20),
+                 sourceLocation: SourceLocation = #_sourceLocation) {
     loop.stop()
-    _ = eventually { loop.hasStopped }
+    if !eventually(within: timeout, { loop.hasStopped }) {
+        Issue.record("loop '\(loop.name)' did not stop within \(timeout)", sourceLocation: sourceLocation)
+    }
 }
 
 /// Keeps a loop busy: `occupy` posts a job that holds the loop thread until

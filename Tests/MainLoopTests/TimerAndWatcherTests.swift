@@ -3,7 +3,7 @@ import Glibc
 import Testing
 @testable import MainLoop
 
-@Suite struct TimerAndWatcherTests {
+@Suite(.timeLimit(.minutes(5))) struct TimerAndWatcherTests {
     @Test func oneShotTimerFiresOnceOnTheLoopNoEarlierThanAsked() throws {
         try withSpawnedLoop("once") { loop in
             let clock = ContinuousClock()

@@ -1,0 +1,165 @@
+// LivenessTests.swift: every blocking API releases its caller. Each test
+// parks a caller in the API, makes the release due, and waits for it with a
+// bound: a broken release fails the test, naming the API, instead of
+// hanging CI. `make liveness-proof` builds the library with every release
+// dropped (FaultInjection.swift) and shows each of these failing in time.
+//
+// The loops here are run by plain test threads, not `spawn`: `spawn` itself
+// waits (with postAndWait) for its loop to start, so in the broken build it
+// would hang before the test could observe anything.
+import Glibc
+import Testing
+import TestKit
+@testable import MainLoop
+
+/// How long a release may take before the test calls it lost. Generous: a
+/// loaded 2-core machine under a sanitizer is slow, but never this slow.
+private let releaseBound = Duration.seconds(10)
+
+/// A loop run by a plain thread; stopped and joined (bounded) at the end.
+private func withRunningLoop(_ name: String, mailboxCapacity: Int? = nil,
+                             _ body: (EventLoop) throws -> Void) throws {
+    let loop = try EventLoop(name: name, mailboxCapacity: mailboxCapacity)
+    let runner = TestThread { try? loop.run() }
+    defer {
+        loop.stop()
+        runner.join(within: releaseBound, "run() of loop '\(name)' after stop()")
+    }
+    #expect(hasStarted(loop), "loop '\(name)' never started")
+    try body(loop)
+}
+
+/// True once `loop` has run a post (a plain post: no release involved).
+private func hasStarted(_ loop: EventLoop) -> Bool {
+    let started = Locked(false)
+    guard (try? loop.post { started.withValue { $0 = true } }) != nil else { return false }
+    return eventually { started.current }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct LivenessTests {
+    @Test func postAndWaitReleasesItsCallerWithTheResult() throws {
+        try withRunningLoop("live-wait") { loop in
+            let gate = try Gate.occupy(loop)
+            let result = Locked<Int?>(nil)
+            let caller = TestThread {
+                let value = try? loop.postAndWait { 42 }   // not inside the lock: the test reads it meanwhile
+                result.withValue { $0 = value }
+            }
+            #expect(eventually { loop.stats.pending == 1 })
+            gate.open()
+            caller.join(within: releaseBound, "a postAndWait caller after its work ran")
+            #expect(result.current == 42)
+        }
+    }
+
+    @Test func postWithTimeoutReturnsWhenRoomArrivesInTime() throws {
+        try withRunningLoop("live-room-timeout", mailboxCapacity: 1) { loop in
+            let gate = try Gate.occupy(loop)
+            try loop.post {}   // full
+            let outcome = Locked<String?>(nil)
+            let ran = Locked(false)
+            let producer = TestThread {
+                do {
+                    try loop.post(timeout: .seconds(60)) { ran.withValue { $0 = true } }
+                    outcome.withValue { $0 = "accepted" }
+                } catch {
+                    outcome.withValue { $0 = "\(error)" }
+                }
+            }
+            #expect(eventually { loop.stats.postsThatWaited == 1 })
+            gate.open()
+            producer.join(within: releaseBound, "post(timeout:) waiting for room after the loop drained")
+            #expect(outcome.current == "accepted")
+            #expect(eventually { ran.current })
+        }
+    }
+
+    @Test func aProducerWaitingForRoomIsReleasedWhenTheLoopDrains() throws {
+        try withRunningLoop("live-room", mailboxCapacity: 1) { loop in
+            let gate = try Gate.occupy(loop)
+            try loop.post {}
+            let accepted = Locked(false)
+            let producer = TestThread {
+                do {
+                    try loop.post {}
+                    accepted.withValue { $0 = true }
+                } catch {}
+            }
+            #expect(eventually { loop.stats.postsThatWaited == 1 })
+            gate.open()
+            producer.join(within: releaseBound, "post waiting for room after the loop drained")
+            #expect(accepted.current)
+        }
+    }
+
+    @Test func stopReleasesAProducerWaitingForRoom() throws {
+        let loop = try EventLoop(name: "live-room-stop", mailboxCapacity: 1)
+        try loop.post {}   // full, and never drained: the loop never runs
+        let outcome = Locked<EventLoopError?>(nil)
+        let producer = TestThread {
+            do { try loop.post {} } catch { outcome.withValue { $0 = error as? EventLoopError } }
+        }
+        #expect(eventually { loop.stats.postsThatWaited == 1 })
+        loop.stop()
+        producer.join(within: releaseBound, "post waiting for room after stop()")
+        #expect(outcome.current == .shutDown)
+    }
+
+    @Test func performResumesItsTaskWithTheResult() async throws {
+        let loop = try EventLoop(name: "live-perform")
+        let runner = TestThread { try? loop.run() }
+        let result = Locked<Int?>(nil)
+        Task {
+            let value = try? await loop.perform { 7 }
+            result.withValue { $0 = value }
+        }
+        let released = await eventuallyAsync(within: releaseBound) { result.current != nil }
+        #expect(released, "perform did not resume its task within \(releaseBound)")
+        #expect(result.current == 7)
+        loop.stop()
+        runner.join(within: releaseBound, "run() after stop()")
+    }
+
+    @Test func joinReturnsOnceTheLoopHasStopped() throws {
+        let loop = try EventLoop(name: "live-join")
+        let runner = TestThread { try? loop.run() }
+        let joined = Locked<String?>(nil)
+        let joiner = TestThread {
+            do {
+                try loop.join()
+                joined.withValue { $0 = "returned" }
+            } catch {
+                joined.withValue { $0 = "\(error)" }
+            }
+        }
+        #expect(hasStarted(loop))
+        #expect(!joiner.hasFinished, "join returned while the loop was running")
+        loop.stop()
+        joiner.join(within: releaseBound, "join() after stop()")
+        #expect(joined.current == "returned")
+        #expect(loop.hasStopped)
+        runner.join(within: releaseBound, "run() after stop()")
+    }
+
+    @Test func terminatedResumesOnceTheLoopHasStopped() async throws {
+        let loop = try EventLoop(name: "live-terminated")
+        let runner = TestThread { try? loop.run() }
+        let done = Locked(false)
+        Task {
+            await loop.terminated()
+            done.withValue { $0 = true }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(!done.current, "terminated() returned while the loop was running")
+        loop.stop()
+        let released = await eventuallyAsync(within: releaseBound) { done.current }
+        #expect(released, "terminated() did not resume within \(releaseBound) of stop()")
+        runner.join(within: releaseBound, "run() after stop()")
+    }
+
+    @Test func joinOfALoopStoppedBeforeItRanReturnsAtOnce() throws {
+        let loop = try EventLoop(name: "never-ran-join")
+        loop.stop()
+        try loop.join(timeout: .seconds(5))
+    }
+}
