@@ -60,8 +60,10 @@ extension EventLoop {
         let record: Job = onMainExecutor ? .mainExecutorJob(job) : .executorJob(job, Unmanaged.passUnretained(self))
         do {
             try mailbox.enqueue(record, policy: .admit)
+        } catch .shutDown {
+            fatalError("MainLoop: loop '\(name)' has stopped; an actor or task pinned to it can never run again: stop it only after its actors are done")
         } catch {
-            fatalError("MainLoop: a Swift concurrency job was enqueued on loop '\(name)', which \(error); its task could never run")
+            fatalError("MainLoop: loop '\(name)' cannot run Swift concurrency jobs (\(error)); an actor or task pinned to it could never run")
         }
     }
 }

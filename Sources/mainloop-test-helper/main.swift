@@ -242,6 +242,16 @@ extension Locked where Value == Int {
     func increment() -> Int { pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; value += 1; return value }
 }
 
+/// installMainExecutor() on the main thread, then again: the second call is refused.
+func installMainExecutorTwiceScenario() {
+    func attempt() -> String {
+        do { try EventLoop.installMainExecutor(); return "installed" } catch { return "\(error)" }
+    }
+    let first = attempt()
+    let second = attempt()
+    print("first=\(first) second=\(second) isMainExecutor=\(EventLoop.isMainExecutor)")
+}
+
 switch CommandLine.arguments.dropFirst().first {
 case "main-loop": mainLoopScenario()
 case "fd-limit": fdLimitScenario()
@@ -251,5 +261,6 @@ case "concurrency": concurrencyScenario(mainExecutor: false)
 case "trap": trapScenario(waiting: true)
 case "trap-async": trapScenario(waiting: false)
 case "concurrency-main-executor": concurrencyScenario(mainExecutor: true)
-default: fail("usage: mainloop-test-helper <main-loop|fd-limit>")
+case "install-main-executor-twice": installMainExecutorTwiceScenario()
+default: fail("usage: mainloop-test-helper <scenario>")
 }

@@ -127,3 +127,24 @@ struct Boom: Error, Equatable {}
         #expect(output.contains("main_executor=true"), "\(output)")
     }
 }
+
+/// An actor pinned to whatever loop it is given.
+actor PinnedToLoop {
+    let loop: EventLoop
+    init(_ loop: EventLoop) { self.loop = loop }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
+    func touch() -> Bool { loop.inLoop }
+}
+
+@Suite(.timeLimit(.minutes(5))) struct StoppedLoopExecutorTests {
+    @Test func usingAnActorPinnedToAStoppedLoopTrapsNamingTheLoopAndTheRemedy() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let loop = try EventLoop.spawn(name: "io")
+            loop.stop()
+            try loop.join(timeout: .seconds(20))
+            _ = await PinnedToLoop(loop).touch()
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("loop 'io' has stopped; an actor or task pinned to it can never run again: stop it only after its actors are done"), "\(text)")
+    }
+}

@@ -191,3 +191,46 @@ final class Ledger: Invocable, @unchecked Sendable {
         #expect(output.contains("MainLoop: loop 'main': Greeter.refuse threw: refused"), "\(output)")
     }
 }
+
+@Suite(.timeLimit(.minutes(5))) struct PerformSelectorEdgeTests {
+    @Test func waitingOnTheLoopsOwnThreadRunsInlineBeforeQueuedWork() throws {
+        try withSpawnedLoop("inline-selector") { loop in
+            let ledger = Ledger()
+            let result = try loop.postAndWait { () throws -> (Any?, [Int]) in
+                try ledger.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 1)   // queued
+                let count = try ledger.performSelector("record:", on: loop, waitUntilDone: true, withObjects: 2)  // inline
+                return (count, ledger.entries)
+            }
+            #expect(result.0 as? Int == 1)
+            #expect(result.1 == [2])
+            #expect(try loop.postAndWait { ledger.entries } == [2, 1])
+        }
+    }
+
+    @Test func performingOnAStoppedLoopThrowsShutDown() throws {
+        let loop = try EventLoop.spawn(name: "stopped-selector")
+        stopAndWait(loop)
+        let ledger = Ledger()
+        #expect(throws: EventLoopError.shutDown) {
+            try ledger.performSelector("record:", on: loop, waitUntilDone: true, withObjects: 1)
+        }
+        #expect(throws: EventLoopError.shutDown) {
+            try ledger.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 1)
+        }
+        #expect(ledger.entries == [])
+    }
+
+    @Test func afterDelayChecksTheCallBeforeSchedulingIt() throws {
+        try withSpawnedLoop("delayed-errors") { loop in
+            let ledger = Ledger()
+            let error = try loop.postAndWait { () -> String in
+                do {
+                    try ledger.performSelector("record:", afterDelay: .milliseconds(1), withObjects: "not an Int")
+                    return "accepted"
+                } catch { return "\(error)" }
+            }
+            #expect(error == "'record:' argument 0 must be Int, got String")
+            #expect(eventually { DelayedPerformRequests.count == 0 })
+        }
+    }
+}
