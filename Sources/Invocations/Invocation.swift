@@ -24,6 +24,16 @@ public final class Invocation: @unchecked Sendable, CustomStringConvertible {
 
     /// The method's signature.
     public var signature: MethodSignature { entry.signature }
+    /// Where the method may run (from its type's ``MethodTable``).
+    public var isolation: MethodIsolation { entry.isolation }
+
+    /// Checks that the method returns `R` (`Void` for `()`), before anything
+    /// runs: a caller asking for a typed result learns a mismatch at once.
+    public func checkReturnType<R>(_: R.Type) throws(InvocationError) {
+        guard entry.signature.returnType == R.self else {
+            throw .returnTypeMismatch(selector, expected: entry.signature.returnTypeName, actual: String(describing: R.self))
+        }
+    }
 
     /// Makes an invocation of `selector` on `target` with `arguments`,
     /// checking everything before returning.

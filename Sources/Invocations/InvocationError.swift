@@ -12,6 +12,13 @@ public enum InvocationError: Error, Equatable, Sendable, CustomStringConvertible
     case argumentTypeMismatch(Selector, index: Int, expected: String, actual: String)
     /// `nil` was passed at `index` for a parameter that is not `Optional`.
     case nilForNonOptional(Selector, index: Int, expected: String)
+    /// The caller asked for a result of type `actual`, but the method
+    /// returns `expected`.
+    case returnTypeMismatch(Selector, expected: String, actual: String)
+    /// The method is isolated to the main actor (its table says
+    /// `isolation: .mainActor`), and was to be performed on loop `loop`,
+    /// which is not the main thread's.
+    case mainActorIsolated(Selector, targetType: String, loop: String)
 
     public var description: String {
         switch self {
@@ -24,6 +31,10 @@ public enum InvocationError: Error, Equatable, Sendable, CustomStringConvertible
             return "'\(selector)' argument \(index) must be \(expected), got \(actual)"
         case .nilForNonOptional(let selector, let index, let expected):
             return "'\(selector)' argument \(index) must be \(expected), got nil (only Optional parameters take nil)"
+        case .returnTypeMismatch(let selector, let expected, let actual):
+            return "'\(selector)' returns \(expected), not \(actual)"
+        case .mainActorIsolated(let selector, let targetType, let loop):
+            return "\(targetType).\(selector) is MainActor-isolated: perform it on the main thread (EventLoop.main), not on loop '\(loop)'"
         }
     }
 }

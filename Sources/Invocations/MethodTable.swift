@@ -21,13 +21,35 @@ public protocol Invocable: AnyObject {
     static var methods: MethodTable<Self> { get }
 }
 
+/// Where a type's methods may run.
+public enum MethodIsolation: Sendable, Equatable {
+    /// Any thread (the caller says which loop performs them).
+    case nonisolated
+    /// Only the main actor: the methods of a `@MainActor` class. Swift checks
+    /// that at run time and traps elsewhere, so performing them anywhere but
+    /// on the main thread is refused before anything is posted.
+    case mainActor
+}
+
 /// The selectors a type answers, each with its ``MethodSignature`` and the
 /// method to call. Immutable and `Sendable`; ``method(_:_:)`` returns a new table.
 public struct MethodTable<Target: AnyObject>: Sendable {
     private var entries: [Selector: MethodEntry] = [:]
 
-    /// An empty table.
-    public init() {}
+    /// Where the methods may run: say `.mainActor` for a `@MainActor` class.
+    public let isolation: MethodIsolation
+
+    /// An empty table whose methods run where they are performed.
+    public init() {
+        isolation = .nonisolated
+    }
+
+    /// An empty table for methods with the given isolation. A `@MainActor`
+    /// class declares its table as
+    /// `nonisolated static let methods = MethodTable<Counter>(isolation: .mainActor)`.
+    public init(isolation: MethodIsolation) {
+        self.isolation = isolation
+    }
 
     /// Returns a table that also answers `selector` with `method`, an
     /// unapplied method reference such as `Counter.add` (of type
@@ -52,7 +74,7 @@ public struct MethodTable<Target: AnyObject>: Sendable {
             "MethodTable<\(Target.self)>: selector '\(selector)' is registered twice")
         let signature = MethodSignature(selector: selector, argumentTypes: argumentTypes, returnType: Result.self)
         var table = self
-        table.entries[selector] = MethodEntry(signature: signature) { object, arguments in
+        table.entries[selector] = MethodEntry(signature: signature, isolation: isolation) { object, arguments in
             // Invocation pairs an entry only with the table's own Target type.
             let target = unsafeDowncast(object, to: Target.self)
             // A cursor on the stack, not a captured `var` (which would be
@@ -90,13 +112,16 @@ public struct MethodTable<Target: AnyObject>: Sendable {
 /// the signature's arrays and strings.
 final class MethodEntry: Sendable {
     let signature: MethodSignature
+    let isolation: MethodIsolation
     /// Calls the method on `target` (the table's `Target`) with arguments
     /// already checked against `signature`. Type-erased once, at
     /// registration, so an invocation allocates no closure of its own.
     let call: @Sendable (AnyObject, [Any?]) throws -> Any?
 
-    init(signature: MethodSignature, call: @escaping @Sendable (AnyObject, [Any?]) throws -> Any?) {
+    init(signature: MethodSignature, isolation: MethodIsolation,
+         call: @escaping @Sendable (AnyObject, [Any?]) throws -> Any?) {
         self.signature = signature
+        self.isolation = isolation
         self.call = call
     }
 }

@@ -74,7 +74,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // cancelled, when a one-shot timer has fired, and all at once on stop.
     private var registrations: [ObjectIdentifier: LoopEvent] = [:]
     // Guarded by `stateLock`.
-    private var invocationErrorHandlerStorage: (@Sendable (EventLoop, Invocation, any Error) -> Void)?
+    private var errorHandlerStorage: (@Sendable (LoopErrorReport) -> Void)?
+    // Guarded by `stateLock`: what `invocationErrorHandler` was last set to.
+    private var legacyInvocationHandler: (@Sendable (EventLoop, Invocation, any Error) -> Void)?
 
     /// The loop that belongs to the process's main thread.
     ///
@@ -311,13 +313,29 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// Receives the errors thrown by invocations nobody waits for
-    /// (`performSelector(... waitUntilDone: false ...)` and `afterDelay`), on
-    /// the loop's thread. When nil, each such error is written as one line to
-    /// standard error, naming the loop, the selector and the error.
+    /// Receives, on the loop's thread, every error thrown by work nobody
+    /// waits for: throwing closures posted with ``post(file:line:_:)``,
+    /// throwing timer, watcher and signal handlers, and invocations
+    /// performed with `waitUntilDone: false` or `afterDelay`. When nil, each
+    /// such error is written as one line to standard error, naming the loop,
+    /// what threw (see ``LoopErrorReport/label``) and the error.
+    public var errorHandler: (@Sendable (LoopErrorReport) -> Void)? {
+        get { stateLock.withLock { errorHandlerStorage } }
+        set { stateLock.withLock { errorHandlerStorage = newValue } }
+    }
+
+    /// The errors of invocations nobody waits for, in the shape this library
+    /// first had. While set, it takes invocation errors in place of
+    /// ``errorHandler``.
+    @available(*, deprecated, renamed: "errorHandler", message: "errorHandler receives invocation errors and every other error nobody waits for")
     public var invocationErrorHandler: (@Sendable (EventLoop, Invocation, any Error) -> Void)? {
-        get { stateLock.withLock { invocationErrorHandlerStorage } }
-        set { stateLock.withLock { invocationErrorHandlerStorage = newValue } }
+        get { legacyInvocationErrorHandler }
+        set { stateLock.withLock { legacyInvocationHandler = newValue } }
+    }
+
+    /// What `invocationErrorHandler` was set to (read without a deprecation warning).
+    var legacyInvocationErrorHandler: (@Sendable (EventLoop, Invocation, any Error) -> Void)? {
+        stateLock.withLock { legacyInvocationHandler }
     }
 
     /// True once the loop has stopped for good: ``run()`` has returned after

@@ -12,11 +12,15 @@
 ///     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
 /// }
 /// ```
+/// It is also a `TaskExecutor` (SE-0417): `Task(executorPreference: loop.executor)`
+/// and `withTaskExecutorPreference(loop.executor)` run nonisolated async code
+/// on the loop's thread.
+///
 /// Jobs are never refused for lack of room: a bounded mailbox admits them
 /// (Swift concurrency must not block a thread). A job enqueued after the
 /// loop stopped could never run, which would hang its task silently; that
 /// traps with a message naming the loop.
-public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
+public final class LoopExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
     // `@unchecked Sendable`: `owner` is set once, in the loop's initializer,
     // before the executor can be seen by any other thread.
 
@@ -30,9 +34,16 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
         owner = Unmanaged.passUnretained(loop)
     }
 
-    /// Puts `job` in the loop's mailbox, to run on the loop's thread.
+    /// Puts `job` in the loop's mailbox, to run on the loop's thread (as a
+    /// serial executor for actors pinned to the loop, and as a task executor
+    /// for tasks that prefer it).
     public func enqueue(_ job: consuming ExecutorJob) {
         loop.enqueue(UnownedJob(job))
+    }
+
+    /// This executor as a task executor, for task-executor preference.
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
     }
 
     /// This executor, for `unownedExecutor` of an actor pinned to the loop.

@@ -22,6 +22,10 @@ enum Job {
     /// stored as itself so posting it allocates no closure. The loop is
     /// unretained: a job only runs on its own loop, which is alive then.
     case invocation(Invocation, Unmanaged<EventLoop>)
+    /// A `LoopBound` post: the storage, and the body as its two words (see
+    /// `LoopBoundStorage.job`). The body is not wrapped in a closure that
+    /// captures the storage, which would cost an allocation per post.
+    case bound(BoundStorage, UnsafeRawPointer, AnyObject?)
     /// A Swift concurrency job for the loop's executor (same unretained loop).
     case executorJob(UnownedJob, Unmanaged<EventLoop>)
     /// A MainActor job, when EventLoop.main is installed as Swift's main
@@ -34,9 +38,15 @@ enum Job {
         switch self {
         case .work(let body): body()
         case .waiting(let record): record.run()
+        case .bound(let storage, let entry, let context): storage.run(entry, context)
         case .invocation(let invocation, let loop): loop.takeUnretainedValue().invokeReportingErrors(invocation)
         case .executorJob(let job, let loop):
-            job.runSynchronously(on: loop.takeUnretainedValue().executor.asUnownedSerialExecutor())
+            // Isolated to the loop's serial executor (actors pinned to it),
+            // and with the loop as task executor, so a task that prefers the
+            // loop keeps running there.
+            let executor = loop.takeUnretainedValue().executor
+            job.runSynchronously(
+                isolatedTo: executor.asUnownedSerialExecutor(), taskExecutor: executor.asUnownedTaskExecutor())
         case .mainExecutorJob(let job):
             job.runSynchronously(on: MainLoopMainExecutor.shared.asUnownedSerialExecutor())
         }
@@ -47,7 +57,7 @@ enum Job {
     /// is said on standard error rather than left silent.)
     func abandon(_ error: EventLoopError) {
         switch self {
-        case .work, .invocation: break
+        case .work, .invocation, .bound: break
         case .waiting(let record): record.abandon(error)
         case .executorJob(_, let loop):
             writeToStandardError("MainLoop: loop '\(loop.takeUnretainedValue().name)' was stopped before it ran; a Swift concurrency job queued on it will never run\n")

@@ -26,7 +26,7 @@ extension Invocable {
     ///   result (`nil` for `Void`), rethrowing what it throws. On the loop's
     ///   own thread it runs inline, like Apple's.
     /// - `waitUntilDone: false` returns `nil` at once. If the method throws
-    ///   later, the error goes to ``EventLoop/invocationErrorHandler`` (or,
+    ///   later, the error goes to ``EventLoop/errorHandler`` (or,
     ///   when that is nil, one line on standard error): never silently lost.
     /// - Throws: ``InvocationError``; ``EventLoopError/shutDown`` once the
     ///   loop is stopped; with `waitUntilDone: true`, what the method throws
@@ -51,7 +51,7 @@ extension Invocable {
     /// (``EventLoop/current``) once `delay` has passed, as Apple's
     /// `performSelector:withObject:afterDelay:` does on the current run loop.
     ///
-    /// Errors the method throws go to ``EventLoop/invocationErrorHandler``.
+    /// Errors the method throws go to ``EventLoop/errorHandler``.
     /// ``cancelPreviousPerformRequests(withTarget:selector:)`` or the returned
     /// ``Scheduled`` withdraws it.
     /// - Throws: ``InvocationError``; ``EventLoopError/noCurrentLoop`` when
@@ -62,6 +62,7 @@ extension Invocable {
     ) throws -> Scheduled {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
         guard let loop = EventLoop.current else { throw EventLoopError.noCurrentLoop }
+        try loop.checkIsolation(of: invocation)
         return try DelayedPerformRequests.schedule(invocation, on: loop, after: delay)
     }
 
@@ -72,8 +73,50 @@ extension Invocable {
         DelayedPerformRequests.cancel(target: target, selector: selector)
     }
 
+    /// Performs `selector` on the main thread (``EventLoop/main``), waits for
+    /// it, and returns its result as `R`:
+    /// `let total: Int = try counter.performSelector(onMainThread: "add:", withObjects: 5, returning: Int.self)`.
+    ///
+    /// See ``performSelector(_:on:withObjects:returning:timeout:)``.
+    public func performSelector<R>(
+        onMainThread selector: Selector, withObjects arguments: Any?..., returning: R.Type, timeout: Duration? = nil
+    ) throws -> R {
+        try perform(selector, on: .main, arguments: arguments, returning: R.self, timeout: timeout)
+    }
+
+    /// Performs `selector` on `loop`'s thread, waits for it, and returns its
+    /// result as `R` (`Void.self` for a method that returns nothing).
+    ///
+    /// Everything is checked on the calling thread before anything is
+    /// posted, the result type included.
+    /// - Parameter timeout: bounds the wait for the loop to start the call,
+    ///   as in ``EventLoop/postAndWait(timeout:_:)``.
+    /// - Throws: ``InvocationError`` (``InvocationError/returnTypeMismatch(_:expected:actual:)``
+    ///   when the method does not return `R`); what the method throws; the
+    ///   errors of ``EventLoop/postAndWait(timeout:_:)``.
+    public func performSelector<R>(
+        _ selector: Selector, on loop: EventLoop, withObjects arguments: Any?..., returning: R.Type,
+        timeout: Duration? = nil
+    ) throws -> R {
+        try perform(selector, on: loop, arguments: arguments, returning: R.self, timeout: timeout)
+    }
+
+    private func perform<R>(
+        _ selector: Selector, on loop: EventLoop, arguments: [Any?], returning: R.Type, timeout: Duration?
+    ) throws -> R {
+        let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
+        try invocation.checkReturnType(R.self)
+        try loop.checkIsolation(of: invocation)
+        let result = try loop.postAndWait(timeout: timeout) { try loop.performing(invocation) { try invocation.invoke() } }
+        // The signature says the method returns R; `nil` is what a Void method
+        // (or an Optional one that returned nil) answers.
+        if R.self == Void.self { return () as! R }
+        return result as! R
+    }
+
     private func perform(_ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, arguments: [Any?]) throws -> Any? {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
+        try loop.checkIsolation(of: invocation)
         if wait {
             return try loop.postAndWait { try loop.performing(invocation) { try invocation.invoke() } }
         }
@@ -83,17 +126,25 @@ extension Invocable {
 }
 
 extension EventLoop {
+    /// Refuses a MainActor-isolated method anywhere but on the main loop:
+    /// Swift's own isolation check would trap inside the method.
+    func checkIsolation(of invocation: Invocation) throws(InvocationError) {
+        if invocation.isolation == .mainActor && self !== EventLoop.main {
+            throw .mainActorIsolated(
+                invocation.selector, targetType: String(describing: type(of: invocation.target)), loop: name)
+        }
+    }
+
     /// Loop thread: performs an invocation nobody waits for, handing an error
-    /// it throws to ``invocationErrorHandler``.
+    /// it throws to ``errorHandler`` (or the deprecated invocation handler).
     func invokeReportingErrors(_ invocation: Invocation) {
         do {
             _ = try performing(invocation) { try invocation.invoke() }
         } catch {
-            if let handler = invocationErrorHandler {
-                handler(self, invocation, error)
+            if let legacy = legacyInvocationErrorHandler {
+                legacy(self, invocation, error)
             } else {
-                writeToStandardError(
-                    "MainLoop: loop '\(name)': \(type(of: invocation.target)).\(invocation.selector) threw: \(error)\n")
+                report(error, label: "\(type(of: invocation.target)).\(invocation.selector)")
             }
         }
     }

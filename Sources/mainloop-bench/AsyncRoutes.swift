@@ -5,6 +5,7 @@
 // the figure; round trip and wake run inside a detached task that awaits
 // the hop (`await MainActor.run { }` or `try await loop.perform { }`).
 //   mainloop_perform              EventLoop.perform
+//   mainloop_taskexecutor         a task that prefers the loop as its task executor
 //   mainloop_mainactor_dispatch   MainActor through libdispatch's main queue (the default)
 //   mainloop_mainactor_executor   MainActor through EventLoop.main's mailbox (installMainExecutor)
 import Glibc
@@ -25,6 +26,17 @@ let performRoute = AsyncRoute(
     peer: "mainloop_perform",
     post: { Task { try! await loop.perform { benchTick() } } },
     hop: { body in try! await loop.perform(body) })
+
+/// Nonisolated async work: it runs where the task's executor preference says.
+nonisolated func benchTickAsync() async { benchTick() }
+
+let taskExecutorRoute = AsyncRoute(
+    peer: "mainloop_taskexecutor",
+    post: { Task(executorPreference: loop.executor) { await benchTickAsync() } },
+    hop: { body in await withTaskExecutorPreference(loop.executor) { await runHere(body) } })
+
+/// Runs `body` on whatever executor the caller is on (nonisolated async).
+nonisolated func runHere(_ body: @Sendable () -> Void) async { body() }
 
 func mainActorRoute(_ peer: String) -> AsyncRoute {
     AsyncRoute(

@@ -138,6 +138,21 @@ let asyncSemRoute = Route(
     },
     wake: closureRoute.wake)
 
+/// A non-Sendable core handed to the loop through LoopBound.
+final class BenchCore {
+    func tick() { benchTick() }
+}
+let boundCore = LoopBound(BenchCore(), on: loop)
+
+let loopBoundRoute = Route(
+    peer: "mainloop_loopbound",
+    post: { try! boundCore.post { $0.tick() } },
+    roundtrip: { try! boundCore.postAndWait { _ in counter.pointee += 1 } },
+    wake: { slot, stamp, samples, done in
+        nonisolated(unsafe) let samples = samples
+        try! boundCore.post { _ in samples[slot] = nowNs() - stamp; done.signal() }
+    })
+
 let invocationRoute = Route(
     peer: "mainloop_invocation",
     post: { try! ticker.performSelector("tick:by:", on: loop, waitUntilDone: false, withObjects: 1, 2) },
@@ -238,6 +253,10 @@ func figures() {
         allocation_counter_start()
         for _ in 0..<n { try! ticker.performSelector("tick:by:", on: idle, waitUntilDone: false, withObjects: 1, 2) }
         figure("mainloop_invocation", "allocations_per_post", Double(allocation_counter_stop()) / Double(n), "allocs")
+        let bound = LoopBound(BenchCore(), on: idle)
+        allocation_counter_start()
+        for _ in 0..<n { try! bound.post { $0.tick() } }
+        figure("mainloop_loopbound", "allocations_per_post", Double(allocation_counter_stop()) / Double(n), "allocs")
         idle.stop()
     }
 }
@@ -264,7 +283,7 @@ let mainExecutorMode = CommandLine.arguments.dropFirst(2).first == "mainactor-ex
 let throughputOnly: Route? = {
     guard CommandLine.arguments.dropFirst(2).first == "throughput" else { return nil }
     let peer = CommandLine.arguments.dropFirst(3).first ?? closureRoute.peer
-    return [closureRoute, invocationRoute].first { $0.peer == peer }
+    return [closureRoute, loopBoundRoute, invocationRoute].first { $0.peer == peer }
 }()
 
 let boundedRoute = Route(
@@ -290,8 +309,10 @@ func driver() {
     }
     figures()
     run(closureRoute, m: M, asyncsem: true)
+    run(loopBoundRoute, m: M)
     run(invocationRoute, m: max(M / 8, 1))
     runAsync(performRoute, m: max(M / 16, 1))
+    runAsync(taskExecutorRoute, m: max(M / 16, 1))
     runAsync(mainActorRoute("mainloop_mainactor_dispatch"), m: max(M / 16, 1))
     exit(failed ? 1 : 0)
 }

@@ -242,6 +242,44 @@ extension Locked where Value == Int {
     func increment() -> Int { pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; value += 1; return value }
 }
 
+/// A @MainActor class, Invocable in the recommended form.
+@MainActor final class MainCounter: Invocable {
+    nonisolated static let methods = MethodTable<MainCounter>(isolation: .mainActor)
+        .method("add:", MainCounter.add)
+    var total = 0
+    func add(_ x: Int) -> Int { total += x; return total }
+}
+
+/// The same class, Invocable in the plain form (no isolation stated).
+@MainActor final class PlainMainCounter: Invocable {
+    nonisolated static let methods = MethodTable<PlainMainCounter>().method("add:", PlainMainCounter.add)
+    var total = 0
+    func add(_ x: Int) -> Int { total += x; return total }
+}
+
+/// MainActor classes performed from a worker thread: on the main loop they
+/// run and return typed results; on another loop they are refused before
+/// anything is posted.
+func mainActorInvocableScenario() {
+    let counter = MainActor.assumeIsolated { MainCounter() }
+    let plain = MainActor.assumeIsolated { PlainMainCounter() }
+    startThread {
+        do {
+            let first: Int = try counter.performSelector(onMainThread: "add:", withObjects: 5, returning: Int.self)
+            let second = try counter.performSelector(onMainThread: "add:", withObjects: 2, returning: Int.self)
+            let plainResult = try plain.performSelector(onMainThread: "add:", withObjects: 3, returning: Int.self)
+            let io = try EventLoop.spawn(name: "io")
+            var refusal = "accepted"
+            do { _ = try counter.performSelector("add:", on: io, withObjects: 1, returning: Int.self) } catch { refusal = "\(error)" }
+            io.stop()
+            print("typed=\(first),\(second) plain=\(plainResult) elsewhere=\(refusal)")
+            try EventLoop.main.post { EventLoop.main.stop() }
+        } catch { fail("worker: \(error)") }
+    }
+    do { try EventLoop.main.run() } catch { fail("run: \(error)") }
+    print("OK")
+}
+
 /// installMainExecutor() on the main thread, then again: the second call is refused.
 func installMainExecutorTwiceScenario() {
     func attempt() -> String {
@@ -262,5 +300,6 @@ case "trap": trapScenario(waiting: true)
 case "trap-async": trapScenario(waiting: false)
 case "concurrency-main-executor": concurrencyScenario(mainExecutor: true)
 case "install-main-executor-twice": installMainExecutorTwiceScenario()
+case "mainactor-invocable": mainActorInvocableScenario()
 default: fail("usage: mainloop-test-helper <scenario>")
 }

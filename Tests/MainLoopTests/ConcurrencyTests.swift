@@ -148,3 +148,39 @@ actor PinnedToLoop {
         #expect(text.contains("loop 'io' has stopped; an actor or task pinned to it can never run again: stop it only after its actors are done"), "\(text)")
     }
 }
+
+/// Nonisolated async code: where it runs is the task executor's choice.
+nonisolated func whereAmI() async -> String? { EventLoop.current?.name }
+
+@Suite(.timeLimit(.minutes(5))) struct TaskExecutorTests {
+    @Test func aTaskThatPrefersTheLoopRunsItsNonisolatedCodeThere() async throws {
+        try await withSpawnedLoopAsync("preferred") { loop in
+            let names = await Task(executorPreference: loop.executor) { () async -> [String?] in
+                let first = await whereAmI()
+                try? await Task.sleep(for: .milliseconds(1))   // after a suspension, still there
+                let second = await whereAmI()
+                return [first, second]
+            }.value
+            #expect(names == ["preferred", "preferred"])
+        }
+    }
+
+    @Test func withTaskExecutorPreferenceRunsTheBodyOnTheLoop() async throws {
+        try await withSpawnedLoopAsync("preference-scope") { loop in
+            let name = await withTaskExecutorPreference(loop.executor) { await whereAmI() }
+            #expect(name == "preference-scope")
+            let outside = await whereAmI()
+            #expect(outside == nil)
+        }
+    }
+
+    @Test func checkIsolatedAndIsIsolatingStayRightForTaskExecutorJobs() async throws {
+        try await withSpawnedLoopAsync("isolation") { loop in
+            let seen = await Task(executorPreference: loop.executor) { () -> Bool? in
+                loop.executor.isIsolatingCurrentContext()
+            }.value
+            #expect(seen == true)
+            #expect(loop.executor.isIsolatingCurrentContext() == false)
+        }
+    }
+}

@@ -51,15 +51,15 @@ final class Ledger: Invocable, @unchecked Sendable {
     @Test func notWaitingReturnsNilAndHandsALaterErrorToTheHandler() throws {
         try withSpawnedLoop("async-errors") { loop in
             let reported = Locked<[String]>([])
-            loop.invocationErrorHandler = { errorLoop, invocation, error in
-                reported.withValue { $0.append("\(errorLoop.name) \(invocation.selector) \(error)") }
+            loop.errorHandler = { report in
+                reported.withValue { $0.append("\(report.loop.name) \(report.label) \(report.error)") }
             }
             let ledger = Ledger()
             let failing = try ledger.performSelector("fail:", on: loop, waitUntilDone: false, withObjects: "later")
             let recording = try ledger.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 1)
             #expect(failing == nil && recording == nil)
             #expect(eventually { reported.current.count == 1 })
-            #expect(reported.current == ["async-errors fail: Refused(reason: \"later\")"])
+            #expect(reported.current == ["async-errors Ledger.fail: Refused(reason: \"later\")"])
         }
     }
 
@@ -141,9 +141,7 @@ final class Ledger: Invocable, @unchecked Sendable {
     @Test func cancelPreviousPerformRequestsForOneSelectorWithdrawsOnlyThatSelector() throws {
         try withSpawnedLoop("cancel-selector") { loop in
             let failures = Locked<[String]>([])
-            loop.invocationErrorHandler = { _, invocation, error in
-                failures.withValue { $0.append("\(invocation.selector): \(error)") }
-            }
+            loop.errorHandler = { report in failures.withValue { $0.append("\(report.label): \(report.error)") } }
             let ledger = Ledger()
             try loop.postAndWait {
                 try ledger.performSelector("record:", afterDelay: .milliseconds(20), withObjects: 1)
@@ -152,7 +150,7 @@ final class Ledger: Invocable, @unchecked Sendable {
             }
             Ledger.cancelPreviousPerformRequests(withTarget: ledger, selector: "record:")
             #expect(eventually { failures.current.count == 1 }, "the fail: request of the same target was withdrawn too")
-            #expect(failures.current.first?.hasPrefix("fail:: ") == true && failures.current[0].contains("kept"), "\(failures.current)")
+            #expect(failures.current.first?.hasPrefix("Ledger.fail:: ") == true && failures.current[0].contains("kept"), "\(failures.current)")
             #expect(try loop.postAndWait { ledger.entries } == [], "the withdrawn record: request ran")
         }
     }
@@ -160,7 +158,7 @@ final class Ledger: Invocable, @unchecked Sendable {
     @Test func cancelPreviousPerformRequestsWithdrawsEveryRequestOfTheTargetAndNoOther() throws {
         try withSpawnedLoop("cancel-all") { loop in
             let failures = Locked<[String]>([])
-            loop.invocationErrorHandler = { _, invocation, _ in failures.withValue { $0.append("\(invocation.selector)") } }
+            loop.errorHandler = { report in failures.withValue { $0.append(report.label) } }
             let ledger = Ledger(), other = Ledger()
             try loop.postAndWait {
                 try ledger.performSelector("record:", afterDelay: .milliseconds(20), withObjects: 1)
@@ -231,6 +229,81 @@ final class Ledger: Invocable, @unchecked Sendable {
             }
             #expect(error == "'record:' argument 0 must be Int, got String")
             #expect(eventually { DelayedPerformRequests.count == 0 })
+        }
+    }
+}
+
+/// A target whose methods return typed results.
+final class Typed: Invocable, @unchecked Sendable {
+    // `@unchecked Sendable`: stateless.
+    static let methods = MethodTable<Typed>()
+        .method("double:", Typed.double)
+        .method("maybe:", Typed.maybe)
+        .method("nothing", Typed.nothing)
+    func double(_ x: Int) -> Int { 2 * x }
+    func maybe(_ x: Int) -> String? { x > 0 ? "yes" : nil }
+    func nothing() {}
+}
+
+@Suite(.timeLimit(.minutes(5))) struct TypedPerformSelectorTests {
+    @Test func typedResultsComeBackAsTheirType() throws {
+        try withSpawnedLoop("typed") { loop in
+            let typed = Typed()
+            let doubled: Int = try typed.performSelector("double:", on: loop, withObjects: 21, returning: Int.self)
+            #expect(doubled == 42)
+            #expect(try typed.performSelector("maybe:", on: loop, withObjects: 1, returning: String?.self) == "yes")
+            #expect(try typed.performSelector("maybe:", on: loop, withObjects: 0, returning: String?.self) == nil)
+            try typed.performSelector("nothing", on: loop, returning: Void.self)
+        }
+    }
+
+    @Test func aResultTypeThatDoesNotMatchIsRefusedBeforeAnythingIsPosted() throws {
+        try withSpawnedLoop("typed-mismatch") { loop in
+            let before = loop.stats.posted
+            #expect(throws: InvocationError.returnTypeMismatch("double:", expected: "Int", actual: "String")) {
+                try Typed().performSelector("double:", on: loop, withObjects: 1, returning: String.self)
+            }
+            #expect(throws: InvocationError.returnTypeMismatch("nothing", expected: "()", actual: "Int")) {
+                try Typed().performSelector("nothing", on: loop, returning: Int.self)
+            }
+            #expect("\(InvocationError.returnTypeMismatch("double:", expected: "Int", actual: "String"))" == "'double:' returns Int, not String")
+            #expect(loop.stats.posted == before)
+        }
+    }
+
+    @Test func aMainActorClassIsPerformedOnTheMainThreadAndRefusedElsewhere() throws {
+        let (status, output) = try runHelper("mainactor-invocable")
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("typed=5,7 plain=3 elsewhere=MainCounter.add: is MainActor-isolated: perform it on the main thread (EventLoop.main), not on loop 'io'"), "\(output)")
+    }
+}
+
+@Suite(.timeLimit(.minutes(5))) struct ErrorHandlerTests {
+    private struct Broke: Error, CustomStringConvertible {
+        let what: String
+        var description: String { "broke: \(what)" }
+    }
+
+    @Test func errorsOfWorkNobodyWaitsForReachTheHandlerWithWhereItCameFrom() throws {
+        try withSpawnedLoop("errors") { loop in
+            let reports = Locked<[String]>([])
+            loop.errorHandler = { report in
+                reports.withValue { $0.append("\(report.loop.name)|\(report.label)|\(report.error)") }
+            }
+            var fds: [Int32] = [0, 0]
+            #expect(pipe(&fds) == 0)
+            defer { close(fds[0]); close(fds[1]) }
+            try loop.post { () throws in throw Broke(what: "post") }; let postLine = #line
+            try loop.schedule(after: .zero) { () throws in throw Broke(what: "timer") }; let timerLine = #line
+            let watch = try loop.watch(fd: fds[1], for: .write) { (_: IOEvents) throws in throw Broke(what: "watch") }
+            let watchLine = #line - 1
+            #expect(eventually { reports.current.count >= 3 })
+            watch.cancel()
+            let file = "MainLoopTests/PerformSelectorTests.swift"
+            let seen = Set(reports.current.prefix(3))
+            #expect(seen.contains("errors|\(file):\(postLine)|broke: post"), "\(reports.current)")
+            #expect(seen.contains("errors|\(file):\(timerLine)|broke: timer"), "\(reports.current)")
+            #expect(seen.contains("errors|\(file):\(watchLine)|broke: watch"), "\(reports.current)")
         }
     }
 }

@@ -1,0 +1,142 @@
+// LoopBound.swift: a Sendable handle to a value that is not Sendable, owned
+// by one loop. Any thread may hand work to the value through the handle; the
+// work runs on the owning loop's thread, the only thread that ever touches
+// the value. This is what makes a single-threaded core usable from worker
+// threads in Swift 6 without `@unchecked` in the user's code.
+
+/// A `Sendable` handle to a value that is not `Sendable`, owned by one loop.
+///
+/// ```swift
+/// final class Database { var rows = 0; func insert() { rows += 1 } }   // not Sendable
+/// let db = LoopBound(Database(), on: EventLoop.main)
+/// // any thread:
+/// try db.post { $0.insert() }
+/// let rows = try db.postAndWait { $0.rows }
+/// // on the loop's thread only (a timer, a watcher):
+/// db.withValue { $0.insert() }
+/// ```
+///
+/// Every call has the guarantees of the same call on ``loop``: posts from
+/// one thread run in order (interleaved in that order with the thread's
+/// other posts to the loop), a bounded mailbox bounds them, and after
+/// ``EventLoop/stop()`` they throw ``EventLoopError/shutDown``. A plain post
+/// allocates nothing beyond what its closure captures.
+///
+/// The closures are `@Sendable`, and results that leave the loop are
+/// `Sendable`: the compiler checks that nothing of the value escapes to
+/// another thread, and nothing of another thread's is smuggled in.
+public struct LoopBound<Value>: Sendable {
+    /// The loop that owns the value: all access to it happens on this loop's thread.
+    public let loop: EventLoop
+    let storage: LoopBoundStorage<Value>
+
+    /// Hands `value` to `loop`. `sending`: the caller gives it up, so no other
+    /// reference to it can be used from another thread afterwards.
+    public init(_ value: sending Value, on loop: EventLoop) {
+        self.loop = loop
+        self.storage = LoopBoundStorage(value)
+    }
+
+    /// Runs `body` on the loop with the value; returns at once (see ``EventLoop/post(_:)``).
+    /// - Throws: ``EventLoopError/shutDown`` once the loop is stopped (the body never runs).
+    @inline(__always)
+    public func post(_ body: @escaping @Sendable (inout Value) -> Void) throws {
+        try loop.mailbox.enqueue(storage.job(body))
+    }
+
+    /// As ``post(_:)``, waiting at most `timeout` for room in a full bounded
+    /// mailbox (see ``EventLoop/post(timeout:_:)``).
+    public func post(timeout: Duration, _ body: @escaping @Sendable (inout Value) -> Void) throws {
+        try loop.mailbox.enqueue(storage.job(body), policy: .wait(until: monotonicDeadline(after: timeout)))
+    }
+
+    /// As ``post(_:)``, never waiting: a full bounded mailbox throws
+    /// ``EventLoopError/full`` (see ``EventLoop/tryPost(_:)``).
+    public func tryPost(_ body: @escaping @Sendable (inout Value) -> Void) throws {
+        try loop.mailbox.enqueue(storage.job(body), policy: .refuse)
+    }
+
+    /// Runs `body` on the loop with the value, blocking until it has run, and
+    /// returns its result (see ``EventLoop/postAndWait(timeout:_:)``: inline
+    /// on the loop's own thread, `timeout` bounds the wait for the start,
+    /// cycles of waiting loops throw ``EventLoopError/deadlock``).
+    public func postAndWait<T: Sendable>(
+        timeout: Duration? = nil, _ body: @Sendable (inout Value) throws -> T
+    ) throws -> T {
+        let storage = self.storage
+        return try loop.postAndWait(timeout: timeout) { try body(&storage.value) }
+    }
+
+    /// Runs `body` on the loop with the value, suspending the calling task
+    /// until it has run (see ``EventLoop/perform(_:)``: cancellation before
+    /// the start withdraws it).
+    public func perform<T: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> T) async throws -> T {
+        let storage = self.storage
+        return try await loop.perform { try body(&storage.value) }
+    }
+
+    /// Runs `body` with the value at once, on the calling thread, which must
+    /// be the loop's (inside a post, a timer, a watcher of ``loop``).
+    ///
+    /// Calling it from any other thread is a programming error: it traps
+    /// with a message naming the loop and the value's type.
+    public func withValue<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        guard loop.inLoop else {
+            preconditionFailure("LoopBound<\(Value.self)>: the value belongs to loop '\(loop.name)', but withValue was called on another thread; use post or postAndWait")
+        }
+        return try body(&storage.value)
+    }
+}
+
+/// The value, in the one place the owning loop's thread reads and writes it.
+///
+/// `@unchecked Sendable`: `value` is touched only on the owning loop's
+/// thread: by the jobs `LoopBound` posts there, and by `withValue`, which
+/// checks the thread first.
+final class LoopBoundStorage<Value>: BoundStorage, @unchecked Sendable {
+    var value: Value
+
+    init(_ value: sending Value) {
+        self.value = value
+    }
+
+    /// The mailbox record for `body`. No closure is made around `body`: the
+    /// record holds this storage and `body`'s two words (entry point and
+    /// context), taken apart here and put back together in `run`, both in
+    /// this generic context, so the function's representation is the same at
+    /// both ends (see `Job.bound`).
+    ///
+    /// The function travels inside `Body`, a struct: handing a bare function
+    /// value to the generic `unsafeBitCast` would reabstract it through a
+    /// thunk (an allocation per post); a struct's field keeps its
+    /// representation.
+    @inline(__always)
+    func job(_ body: @escaping @Sendable (inout Value) -> Void) -> Job {
+        let parts = unsafeBitCast(Body(call: body), to: BoundBody.self)
+        return .bound(self, parts.entry, parts.context)
+    }
+
+    override func run(_ entry: UnsafeRawPointer, _ context: AnyObject?) {
+        unsafeBitCast(BoundBody(entry: entry, context: context), to: Body.self).call(&value)
+    }
+
+    private struct Body {
+        let call: @Sendable (inout Value) -> Void
+    }
+}
+
+/// A Swift function value's two words: its entry point and its context (nil
+/// for a closure that captures nothing).
+struct BoundBody {
+    let entry: UnsafeRawPointer
+    let context: AnyObject?
+}
+
+/// The non-generic face of `LoopBoundStorage`, so that a mailbox record can
+/// hold any of them.
+class BoundStorage: @unchecked Sendable {
+    /// Loop thread: calls the body `entry` and `context` make up with the value.
+    func run(_ entry: UnsafeRawPointer, _ context: AnyObject?) {
+        preconditionFailure("BoundStorage.run is abstract")
+    }
+}

@@ -1,0 +1,105 @@
+// LoopBoundTests.swift: a non-Sendable core handed to worker threads through
+// LoopBound, in Swift 6 mode with no `@unchecked` in the user's code: the
+// calls compile as the README shows them, run on the owning loop, in order,
+// and refuse access from any other thread.
+import Glibc
+import Testing
+import TestKit
+@testable import MainLoop
+
+/// An ordinary class: not Sendable, no locks, no annotations.
+final class Database {
+    var rows = 0
+    var log: [Int] = []
+    var threads: Set<Int32> = []
+    func insert() { rows += 1 }
+    func append(_ value: Int) {
+        log.append(value)
+        threads.insert(currentThreadID())
+    }
+}
+
+@Suite(.timeLimit(.minutes(5))) struct LoopBoundTests {
+    @Test func theReadmesCallsCompileAndRunOnTheOwningLoop() async throws {
+        let loop = try EventLoop.spawn(name: "db")
+        defer { stopAndWait(loop) }
+        let db = LoopBound(Database(), on: loop)
+        try db.post { $0.insert() }
+        let n = try db.postAndWait { $0.rows }
+        try db.tryPost { $0.insert() }
+        try db.post(timeout: .milliseconds(5)) { $0.insert() }
+        let m = try await db.perform { $0.rows }
+        #expect(n == 1)
+        #expect(m == 3)
+        #expect(db.loop === loop)
+        let onLoop = try loop.postAndWait { db.withValue { $0.rows } }
+        #expect(onLoop == 3)
+    }
+
+    @Test func postsFromManyThreadsRunExactlyOnceInEachThreadsOrder() throws {
+        let loop = try EventLoop.spawn(name: "db-order")
+        defer { stopAndWait(loop) }
+        let db = LoopBound(Database(), on: loop)
+        let loopThread = try loop.postAndWait { currentThreadID() }
+        let producers = 4, perProducer = 5_000
+        let threads = (0..<producers).map { p in
+            TestThread {
+                for n in 0..<perProducer { try! db.post { $0.append(p * perProducer + n) } }
+            }
+        }
+        threads.join("4 threads posting to a LoopBound")
+        let (log, threadsSeen) = try db.postAndWait { ($0.log, $0.threads) }
+        #expect(log.count == producers * perProducer)
+        #expect(Set(log).count == log.count, "a post ran twice")
+        for p in 0..<producers {
+            let mine = log.filter { $0 / perProducer == p }
+            #expect(mine == Array((p * perProducer)..<((p + 1) * perProducer)), "producer \(p) out of order")
+        }
+        #expect(threadsSeen == [loopThread])
+    }
+
+    @Test func itSharesTheLoopsBoundAndStopSemantics() throws {
+        let loop = try EventLoop.spawn(name: "db-bounded", mailboxCapacity: 1)
+        let db = LoopBound(Database(), on: loop)
+        let gate = try Gate.occupy(loop)
+        try db.post { $0.insert() }   // full
+        #expect(throws: EventLoopError.full) { try db.tryPost { $0.insert() } }
+        #expect(throws: EventLoopError.timedOut) { try db.post(timeout: .milliseconds(10)) { $0.insert() } }
+        gate.open()
+        #expect(try db.postAndWait(timeout: .seconds(20)) { $0.rows } == 1)
+        stopAndWait(loop)
+        #expect(throws: EventLoopError.shutDown) { try db.post { $0.insert() } }
+        #expect(throws: EventLoopError.shutDown) { try db.postAndWait { $0.rows } }
+    }
+
+    @Test func errorsFromTheBodyReachTheWaitingCaller() async throws {
+        struct Refusal: Error, Equatable {}
+        try await withSpawnedLoopAsync("db-errors") { loop in
+            let db = LoopBound(Database(), on: loop)
+            #expect(throws: Refusal()) { try db.postAndWait { _ -> Int in throw Refusal() } }
+            await #expect(throws: Refusal()) { try await db.perform { _ -> Int in throw Refusal() } }
+        }
+    }
+
+    @Test func withValueOffTheLoopTrapsNamingTheLoop() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let loop = try EventLoop.spawn(name: "owner")
+            let db = LoopBound(Database(), on: loop)
+            db.withValue { $0.insert() }
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("LoopBound<Database>: the value belongs to loop 'owner', but withValue was called on another thread"), "\(text)")
+    }
+}
+
+/// `withSpawnedLoop` for async bodies.
+func withSpawnedLoopAsync(_ name: String, _ body: (EventLoop) async throws -> Void) async throws {
+    let loop = try EventLoop.spawn(name: name)
+    do {
+        try await body(loop)
+    } catch {
+        stopAndWait(loop)
+        throw error
+    }
+    stopAndWait(loop)
+}
