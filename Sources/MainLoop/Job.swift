@@ -41,12 +41,12 @@ enum Job {
         case .bound(let storage, let entry, let context): storage.run(entry, context)
         case .invocation(let invocation, let loop): loop.takeUnretainedValue().invokeReportingErrors(invocation)
         case .executorJob(let job, let loop):
-            // Isolated to the loop's serial executor (actors pinned to it),
-            // and with the loop as task executor, so a task that prefers the
-            // loop keeps running there.
-            let executor = loop.takeUnretainedValue().executor
-            job.runSynchronously(
-                isolatedTo: executor.asUnownedSerialExecutor(), taskExecutor: executor.asUnownedTaskExecutor())
+            // On the serial executor's identity, also for jobs that came
+            // through task-executor preference: the task keeps its preference
+            // either way, and naming a task executor here as well made the
+            // runtime re-enqueue actor jobs it should have run at once (a test
+            // caught the reordering).
+            job.runSynchronously(on: loop.takeUnretainedValue().executor.asUnownedSerialExecutor())
         case .mainExecutorJob(let job):
             job.runSynchronously(on: MainLoopMainExecutor.shared.asUnownedSerialExecutor())
         }
