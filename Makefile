@@ -36,6 +36,7 @@ test-fast:
 	@mkdir -p .build
 	@$(BOUND) 900 $(SWIFT) build --build-tests > .build/build.log 2>&1 || { cat .build/build.log; echo "test-fast: the build failed or took over 15 minutes"; exit 1; }
 	@if grep "warning:" .build/build.log; then echo "the build has warnings (see above)"; exit 1; fi
+	bash tools/check-readme.sh
 	$(BOUND) 600 $(SWIFT) test || { echo "test-fast: swift test failed or took over 10 minutes"; exit 1; }
 
 test-kvd:

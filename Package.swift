@@ -18,6 +18,8 @@ let package = Package(
         .target(name: "Invocations"),
         .target(name: "MainLoop", dependencies: ["CLibevent", "Invocations"]),
         .executableTarget(name: "mainloop-demo", dependencies: ["MainLoop"]),
+        // The README's tour, verbatim (tools/check-readme.sh keeps them equal): it must compile.
+        .executableTarget(name: "readme-tour", dependencies: ["MainLoop"]),
         // A short self-checking workout, sized for valgrind's leak check in CI.
         .executableTarget(name: "mainloop-stress", dependencies: ["MainLoop"]),
         // kvd: a Redis-protocol daemon; its logic is a library so it is testable.

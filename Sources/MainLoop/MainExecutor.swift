@@ -1,4 +1,5 @@
-// MainExecutor.swift: the opt-in faster MainActor route. Installed through
+// MainExecutor.swift: the opt-in MainActor route straight into EventLoop.main's
+// mailbox (measured no faster than the default; see the README). Installed through
 // the toolchain's custom-executor SPI (`_createExecutors(factory:)`), which
 // may change in any Swift release: that is why it is opt-in and the default
 // stays libdispatch's main queue, drained by EventLoop.main (MainQueue.swift).
