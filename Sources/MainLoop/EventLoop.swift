@@ -183,8 +183,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         }, context)
         guard rc == 0 else {
             Unmanaged<EventLoop>.fromOpaque(context).release()
-            loop.stop()
-            loop.termination.open()
+            loop.stop()   // never ran: opens its termination latch too
             throw EventLoopError.system(call: "pthread_create", errno: rc)
         }
         try loop.postAndWait {}
@@ -354,8 +353,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// - Parameter timeout: how long to wait at most; `nil` waits as long as it takes.
     /// - Throws: ``EventLoopError/timedOut`` when the timeout passes first;
     ///   ``EventLoopError/deadlock`` when called on the loop's own thread
-    ///   (it would wait for itself).
+    ///   (it would wait for itself); for an ``EventLoop/main`` that could not
+    ///   be made, the ``EventLoopError/system(call:errno:)`` error (it can never run).
     public func join(timeout: Duration? = nil) throws(EventLoopError) {
+        _ = try core()
         if inLoop { throw .deadlock }
         let deadline = monotonicDeadline(after: timeout)
         guard termination.wait(until: deadline) else { throw .timedOut }

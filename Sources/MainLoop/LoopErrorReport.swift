@@ -29,15 +29,25 @@ extension EventLoop {
         }
     }
 
+    /// `work` as a non-throwing closure that hands what it throws to
+    /// `report`, labelled with where it was posted or registered from.
+    /// Unowned: the loop runs the closure, so the loop is alive when it does.
+    private func reportingErrors(
+        of work: @escaping @Sendable () throws -> Void, from file: StaticString, _ line: UInt
+    ) -> @Sendable () -> Void {
+        let label = "\(file):\(line)"
+        return { [unowned self] in
+            do { try work() } catch { self.report(error, label: label) }
+        }
+    }
+
     /// Like ``post(_:)``, for work that can throw: what it throws goes to
     /// ``errorHandler`` (or one line on standard error), labelled with where
     /// it was posted from.
     public func post(
         file: StaticString = #fileID, line: UInt = #line, _ work: @escaping @Sendable () throws -> Void
     ) throws {
-        try post { [unowned self] in
-            do { try work() } catch { self.report(error, label: "\(file):\(line)") }
-        }
+        try post(reportingErrors(of: work, from: file, line))
     }
 
     /// Like ``schedule(after:_:)``, for a handler that can throw (see ``errorHandler``).
@@ -46,9 +56,7 @@ extension EventLoop {
         after delay: Duration, file: StaticString = #fileID, line: UInt = #line,
         _ work: @escaping @Sendable () throws -> Void
     ) throws -> Scheduled {
-        try schedule(after: delay) { [unowned self] in
-            do { try work() } catch { self.report(error, label: "\(file):\(line)") }
-        }
+        try schedule(after: delay, reportingErrors(of: work, from: file, line))
     }
 
     /// Like ``schedule(every:_:)``, for a handler that can throw (see ``errorHandler``).
@@ -57,9 +65,7 @@ extension EventLoop {
         every interval: Duration, file: StaticString = #fileID, line: UInt = #line,
         _ work: @escaping @Sendable () throws -> Void
     ) throws -> Scheduled {
-        try schedule(every: interval) { [unowned self] in
-            do { try work() } catch { self.report(error, label: "\(file):\(line)") }
-        }
+        try schedule(every: interval, reportingErrors(of: work, from: file, line))
     }
 
     /// Like ``watch(fd:for:_:)``, for a handler that can throw (see ``errorHandler``).
@@ -67,8 +73,9 @@ extension EventLoop {
         fd: Int32, for events: IOEvents, file: StaticString = #fileID, line: UInt = #line,
         _ handler: @escaping @Sendable (IOEvents) throws -> Void
     ) throws -> Watch {
-        try watch(fd: fd, for: events) { [unowned self] ready in
-            do { try handler(ready) } catch { self.report(error, label: "\(file):\(line)") }
+        let label = "\(file):\(line)"
+        return try watch(fd: fd, for: events) { [unowned self] ready in
+            do { try handler(ready) } catch { self.report(error, label: label) }
         }
     }
 
@@ -77,8 +84,6 @@ extension EventLoop {
         _ signal: Int32, file: StaticString = #fileID, line: UInt = #line,
         _ handler: @escaping @Sendable () throws -> Void
     ) throws -> Watch {
-        try onSignal(signal) { [unowned self] in
-            do { try handler() } catch { self.report(error, label: "\(file):\(line)") }
-        }
+        try onSignal(signal, reportingErrors(of: handler, from: file, line))
     }
 }

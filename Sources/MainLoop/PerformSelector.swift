@@ -107,7 +107,7 @@ extension Invocable {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
         try invocation.checkReturnType(R.self)
         try loop.checkIsolation(of: invocation)
-        let result = try loop.postAndWait(timeout: timeout) { try loop.performing(invocation) { try invocation.invoke() } }
+        let result = try loop.performAndWait(invocation, timeout: timeout)
         // The signature says the method returns R; `nil` is what a Void method
         // (or an Optional one that returned nil) answers.
         if R.self == Void.self { return () as! R }
@@ -118,7 +118,7 @@ extension Invocable {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
         try loop.checkIsolation(of: invocation)
         if wait {
-            return try loop.postAndWait { try loop.performing(invocation) { try invocation.invoke() } }
+            return try loop.performAndWait(invocation, timeout: nil)
         }
         try loop.post(invocation)
         return nil
@@ -133,6 +133,12 @@ extension EventLoop {
             throw .mainActorIsolated(
                 invocation.selector, targetType: String(describing: type(of: invocation.target)), loop: name)
         }
+    }
+
+    /// Any thread: performs `invocation` on this loop and returns its result
+    /// (inline on the loop's own thread, as `postAndWait` does).
+    func performAndWait(_ invocation: Invocation, timeout: Duration?) throws -> Any? {
+        try postAndWait(timeout: timeout) { try performing(invocation) { try invocation.invoke() } }
     }
 
     /// Loop thread: performs an invocation nobody waits for, handing an error

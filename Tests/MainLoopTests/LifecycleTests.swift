@@ -99,19 +99,22 @@ import TestKit
         #expect(loop.hasStopped)
     }
 
-    @Test func joinOfASpawnedLoopWaitsForItsThread() throws {
+    @Test func joinOfASpawnedLoopReturnsOnlyAfterItsLastWorkAndItsThreadAreDone() throws {
         let loop = try EventLoop.spawn(name: "live-join-spawned")
-        let threadAlive = Locked(true)
-        // The loop's own last work: by the time join returns, it has run.
-        try loop.post { sleep(milliseconds: 20) }
-        loop.stop()
-        let joiner = TestThread {
-            try? loop.join()
-            threadAlive.withValue { $0 = false }
+        let lastJobDone = Locked(false)
+        let loopThread = try loop.postAndWait { currentThreadID() }
+        // The loop's last work runs in its final drain, after stop() returned.
+        try loop.post {
+            sleep(milliseconds: 50)
+            lastJobDone.withValue { $0 = true }
         }
-        joiner.join(within: .seconds(10), "join() of a spawned loop after stop()")
-        #expect(!threadAlive.current)
+        loop.stop()
+        #expect(!lastJobDone.current)
+        try loop.join(timeout: .seconds(10))
+        #expect(lastJobDone.current, "join returned before the final drain had run")
         #expect(loop.hasStopped)
+        // The thread opens the latch as its last act, then exits (bounded).
+        #expect(eventually { access("/proc/self/task/\(loopThread)", F_OK) != 0 }, "the loop's thread is still alive")
     }
 
     @Test func joinTimesOutOnARunningLoopAndRefusesItsOwnThread() throws {
