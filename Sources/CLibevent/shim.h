@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <pthread.h>
 #include <time.h>
+#include <semaphore.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>
@@ -86,9 +87,9 @@ static inline int mainloop_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t
     return pthread_cond_timedwait(cond, mutex, &ts);
 }
 
-/// A mutex and a condition variable in one allocation: what a blocked
-/// caller sleeps on. Timeouts run on CLOCK_MONOTONIC, so wall-clock changes
-/// cannot shorten or stretch a bounded wait.
+/// A mutex and a condition variable in one allocation: what a latch with
+/// several waiters (a loop's termination) sleeps on. Timeouts run on
+/// CLOCK_MONOTONIC, so wall-clock changes cannot shorten or stretch a wait.
 typedef struct {
     pthread_mutex_t mutex;
     pthread_cond_t cond;
@@ -109,6 +110,20 @@ static inline void mainloop_parker_destroy(mainloop_parker *p) {
 /// Returns 0, or ETIMEDOUT.
 static inline int mainloop_parker_wait(mainloop_parker *p, uint64_t deadline_ns) {
     return mainloop_cond_wait_until(&p->cond, &p->mutex, deadline_ns);
+}
+
+/// Takes one count from `sem`, sleeping until one is posted or until the
+/// CLOCK_MONOTONIC deadline in nanoseconds (0: no deadline). Retries on EINTR.
+/// Returns 0, or ETIMEDOUT.
+static inline int mainloop_sem_wait_until(sem_t *sem, uint64_t deadline_ns) {
+    struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000u),
+                           .tv_nsec = (long)(deadline_ns % 1000000000u) };
+    for (;;) {
+        int rc = deadline_ns == 0 ? sem_wait(sem) : sem_clockwait(sem, CLOCK_MONOTONIC, &ts);
+        if (rc == 0) return 0;
+        if (errno == EINTR) continue;
+        return errno;
+    }
 }
 
 static inline uint64_t mainloop_monotonic_ns(void) {

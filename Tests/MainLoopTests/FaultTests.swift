@@ -15,9 +15,9 @@ import TestKit
         let loop = try EventLoop(name: "full-eventfd")
         // The counter at its maximum: a further write fails with EAGAIN.
         var nearlyMax: UInt64 = 0xFFFF_FFFF_FFFF_FFFE
-        #expect(write(loop.mailbox.eventFD, &nearlyMax, 8) == 8)
+        #expect(write(try loop.core().eventFD, &nearlyMax, 8) == 8)
         var one: UInt64 = 1
-        #expect(write(loop.mailbox.eventFD, &one, 8) == -1 && errno == EAGAIN)
+        #expect(write(try loop.core().eventFD, &one, 8) == -1 && errno == EAGAIN)
         let ran = Locked(0)
         for _ in 0..<100 { try loop.post { ran.withValue { $0 += 1 } } }   // the first one's write hits EAGAIN
         let runner = TestThread { try? loop.run() }

@@ -1,4 +1,5 @@
 // TestSupport.swift: small thread-safe helpers and bounded waits for the tests.
+import CLibevent
 import Glibc
 import Testing
 @testable import MainLoop
@@ -83,3 +84,10 @@ final class Gate: Sendable {
 
     func open() { isOpen.withValue { $0 = true } }
 }
+
+/// The kernel id of the calling thread (not `pthread_self()`, which the
+/// compiler may cache across suspension points).
+func currentThreadID() -> Int32 { mainloop_gettid() }
+
+/// The kernel id of the process's main thread.
+func mainThreadID() -> Int32 { getpid() }

@@ -41,19 +41,19 @@ public struct LoopBound<Value>: Sendable {
     /// - Throws: ``EventLoopError/shutDown`` once the loop is stopped (the body never runs).
     @inline(__always)
     public func post(_ body: @escaping @Sendable (inout Value) -> Void) throws {
-        try loop.mailbox.enqueue(storage.job(body))
+        try loop.enqueue(storage.job(body))
     }
 
     /// As ``post(_:)``, waiting at most `timeout` for room in a full bounded
     /// mailbox (see ``EventLoop/post(timeout:_:)``).
     public func post(timeout: Duration, _ body: @escaping @Sendable (inout Value) -> Void) throws {
-        try loop.mailbox.enqueue(storage.job(body), policy: .wait(until: monotonicDeadline(after: timeout)))
+        try loop.enqueue(storage.job(body), policy: .wait(until: monotonicDeadline(after: timeout)))
     }
 
     /// As ``post(_:)``, never waiting: a full bounded mailbox throws
     /// ``EventLoopError/full`` (see ``EventLoop/tryPost(_:)``).
     public func tryPost(_ body: @escaping @Sendable (inout Value) -> Void) throws {
-        try loop.mailbox.enqueue(storage.job(body), policy: .refuse)
+        try loop.enqueue(storage.job(body), policy: .refuse)
     }
 
     /// Runs `body` on the loop with the value, blocking until it has run, and
@@ -113,7 +113,7 @@ final class LoopBoundStorage<Value>: BoundStorage, @unchecked Sendable {
     @inline(__always)
     func job(_ body: @escaping @Sendable (inout Value) -> Void) -> Job {
         let parts = unsafeBitCast(Body(call: body), to: BoundBody.self)
-        return .bound(self, parts.entry, parts.context)
+        return .bound(parts.entry, parts.context, self)
     }
 
     override func run(_ entry: UnsafeRawPointer, _ context: AnyObject?) {

@@ -1,18 +1,21 @@
 // PerformSelector.swift: the performSelector family on every Invocable. The
-// invocation is checked on the caller's thread, then travels through the
-// loop's mailbox like any other post (same order, same stop guarantees).
+// invocation is checked on the caller's thread, then delivered through the
+// post API (InvocationDelivery.swift): same order, room, timeout and stop
+// guarantees as a post.
+import Invocations
 
 extension Invocable {
     /// Performs `selector` on the main thread (``EventLoop/main``) with
     /// `arguments`, like Objective-C's
     /// `performSelectorOnMainThread:waitUntilDone:withObjects:`.
     ///
-    /// See ``performSelector(_:on:waitUntilDone:withObjects:)``.
+    /// See ``performSelector(_:on:waitUntilDone:withObjects:timeout:)``.
     @discardableResult
     public func performSelector(
-        onMainThread selector: Selector, waitUntilDone wait: Bool, withObjects arguments: Any?...
+        onMainThread selector: Selector, waitUntilDone wait: Bool, withObjects arguments: Any?...,
+        timeout: Duration? = nil
     ) throws -> Any? {
-        try perform(selector, on: .main, waitUntilDone: wait, arguments: arguments)
+        try perform(selector, on: .main, waitUntilDone: wait, arguments: arguments, timeout: timeout)
     }
 
     /// Performs `selector` on `loop`'s thread with `arguments`.
@@ -28,23 +31,50 @@ extension Invocable {
     /// - `waitUntilDone: false` returns `nil` at once. If the method throws
     ///   later, the error goes to ``EventLoop/errorHandler`` (or,
     ///   when that is nil, one line on standard error): never silently lost.
+    ///
+    /// It rides on the post API: `waitUntilDone: true` is a
+    /// ``EventLoop/postAndWait(timeout:_:)`` and `false` a ``EventLoop/post(timeout:_:)``,
+    /// with their order, back-pressure and stop guarantees.
+    /// - Parameter timeout: with `waitUntilDone: true`, bounds the wait for
+    ///   the loop to start the call; with `false`, bounds the wait for room in
+    ///   a full bounded mailbox. `nil` waits as long as it takes. See
+    ///   ``tryPerformSelector(_:on:withObjects:)`` for a call that never waits.
     /// - Throws: ``InvocationError``; ``EventLoopError/shutDown`` once the
-    ///   loop is stopped; with `waitUntilDone: true`, what the method throws
-    ///   and the errors of ``EventLoop/postAndWait(timeout:_:)``.
+    ///   loop is stopped; ``EventLoopError/timedOut``; with
+    ///   `waitUntilDone: true`, what the method throws and the errors of
+    ///   ``EventLoop/postAndWait(timeout:_:)``.
     @discardableResult
     public func performSelector(
-        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, withObjects arguments: Any?...
+        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, withObjects arguments: Any?...,
+        timeout: Duration? = nil
     ) throws -> Any? {
-        try perform(selector, on: loop, waitUntilDone: wait, arguments: arguments)
+        try perform(selector, on: loop, waitUntilDone: wait, arguments: arguments, timeout: timeout)
     }
 
-    /// As ``performSelector(_:on:waitUntilDone:withObjects:)``, with the
+    /// As ``performSelector(_:on:waitUntilDone:withObjects:timeout:)``, with the
     /// arguments in an array: for forwarding an argument list built at run time.
     @discardableResult
     public func performSelector(
-        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, withArguments arguments: [Any?]
+        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, withArguments arguments: [Any?],
+        timeout: Duration? = nil
     ) throws -> Any? {
-        try perform(selector, on: loop, waitUntilDone: wait, arguments: arguments)
+        try perform(selector, on: loop, waitUntilDone: wait, arguments: arguments, timeout: timeout)
+    }
+
+    /// Performs `selector` on `loop`'s thread with `arguments`, nobody
+    /// waiting, and never waits itself: a full bounded mailbox refuses the
+    /// call (as ``EventLoop/tryPost(_:)`` does).
+    /// - Throws: ``InvocationError``; ``EventLoopError/full`` (nothing was
+    ///   queued); ``EventLoopError/shutDown``.
+    public func tryPerformSelector(_ selector: Selector, on loop: EventLoop, withObjects arguments: Any?...) throws {
+        let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
+        _ = try loop.deliver(invocation, .post(.refuse))
+    }
+
+    /// As ``tryPerformSelector(_:on:withObjects:)``, on the main thread (``EventLoop/main``).
+    public func tryPerformSelector(onMainThread selector: Selector, withObjects arguments: Any?...) throws {
+        let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
+        _ = try EventLoop.main.deliver(invocation, .post(.refuse))
     }
 
     /// Performs `selector` with `arguments` on the calling thread's loop
@@ -62,8 +92,7 @@ extension Invocable {
     ) throws -> Scheduled {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
         guard let loop = EventLoop.current else { throw EventLoopError.noCurrentLoop }
-        try loop.checkIsolation(of: invocation)
-        return try DelayedPerformRequests.schedule(invocation, on: loop, after: delay)
+        return try loop.deliver(invocation, after: delay)
     }
 
     /// Withdraws the delayed perform requests (``performSelector(_:afterDelay:withObjects:)``)
@@ -106,52 +135,18 @@ extension Invocable {
     ) throws -> R {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
         try invocation.checkReturnType(R.self)
-        try loop.checkIsolation(of: invocation)
-        let result = try loop.performAndWait(invocation, timeout: timeout)
+        let result = try loop.deliver(invocation, .wait(timeout: timeout))
         // The signature says the method returns R; `nil` is what a Void method
         // (or an Optional one that returned nil) answers.
         if R.self == Void.self { return () as! R }
         return result as! R
     }
 
-    private func perform(_ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, arguments: [Any?]) throws -> Any? {
+    private func perform(
+        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, arguments: [Any?], timeout: Duration?
+    ) throws -> Any? {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
-        try loop.checkIsolation(of: invocation)
-        if wait {
-            return try loop.performAndWait(invocation, timeout: nil)
-        }
-        try loop.post(invocation)
-        return nil
-    }
-}
-
-extension EventLoop {
-    /// Refuses a MainActor-isolated method anywhere but on the main loop:
-    /// Swift's own isolation check would trap inside the method.
-    func checkIsolation(of invocation: Invocation) throws(InvocationError) {
-        if invocation.isolation == .mainActor && self !== EventLoop.main {
-            throw .mainActorIsolated(
-                invocation.selector, targetType: String(describing: type(of: invocation.target)), loop: name)
-        }
-    }
-
-    /// Any thread: performs `invocation` on this loop and returns its result
-    /// (inline on the loop's own thread, as `postAndWait` does).
-    func performAndWait(_ invocation: Invocation, timeout: Duration?) throws -> Any? {
-        try postAndWait(timeout: timeout) { try performing(invocation) { try invocation.invoke() } }
-    }
-
-    /// Loop thread: performs an invocation nobody waits for, handing an error
-    /// it throws to ``errorHandler`` (or the deprecated invocation handler).
-    func invokeReportingErrors(_ invocation: Invocation) {
-        do {
-            _ = try performing(invocation) { try invocation.invoke() }
-        } catch {
-            if let legacy = legacyInvocationErrorHandler {
-                legacy(self, invocation, error)
-            } else {
-                report(error, label: "\(type(of: invocation.target)).\(invocation.selector)")
-            }
-        }
+        if wait { return try loop.deliver(invocation, .wait(timeout: timeout)) }
+        return try loop.deliver(invocation, .post(.wait(until: monotonicDeadline(after: timeout))))
     }
 }

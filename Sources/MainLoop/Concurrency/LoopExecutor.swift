@@ -70,7 +70,7 @@ extension EventLoop {
     func enqueue(_ job: UnownedJob, onMainExecutor: Bool = false) {
         let record: Job = onMainExecutor ? .mainExecutorJob(job) : .executorJob(job, Unmanaged.passUnretained(self))
         do {
-            try mailbox.enqueue(record, policy: .admit)
+            try enqueue(record, policy: .admit)
         } catch .shutDown {
             fatalError("MainLoop: loop '\(name)' has stopped; an actor or task pinned to it can never run again: stop it only after its actors are done")
         } catch {

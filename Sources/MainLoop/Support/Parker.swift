@@ -1,9 +1,7 @@
-// Parker.swift: what a blocked caller sleeps on until the loop wakes it.
-//
-// A one-shot binary semaphore with a lock around its state: the caller and
-// the loop must agree atomically on "not started yet, withdraw it" versus
-// "already started, wait for the result", which a bare counting semaphore
-// cannot express. The condition variable runs on CLOCK_MONOTONIC.
+// Parker.swift: a mutex and a condition variable on CLOCK_MONOTONIC, for a
+// latch that several threads may wait on at once (a loop's termination).
+// A single blocked caller sleeps on its thread's semaphore instead
+// (Waiting/ThreadSemaphore.swift).
 import CLibevent
 
 final class Parker: @unchecked Sendable {
@@ -48,16 +46,4 @@ final class Parker: @unchecked Sendable {
         if mainloop_monotonic_ns() >= deadline { return false }
         return mainloop_parker_wait(storage, deadline) != ETIMEDOUT
     }
-}
-
-/// The monotonic deadline `timeout` from now, in nanoseconds; `nil` for no timeout.
-func monotonicDeadline(after timeout: Duration?) -> UInt64? {
-    guard let timeout else { return nil }
-    let (seconds, attoseconds) = timeout.components
-    if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return mainloop_monotonic_ns() }
-    let nanos = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
-    let total = nanos.partialValue.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
-    if nanos.overflow || total.overflow { return UInt64.max / 2 }
-    let sum = mainloop_monotonic_ns().addingReportingOverflow(total.partialValue)
-    return sum.overflow ? UInt64.max / 2 : sum.partialValue
 }

@@ -1,5 +1,6 @@
 // EventLoop.swift: the loop's lifecycle (a state enum, every transition in
-// one place), who may run it, and the posting API.
+// one place) and who may run it. Posting is in Posting.swift, waiting in
+// Waiting/, timers and watchers in Events/.
 import CLibevent
 import Glibc
 
@@ -50,12 +51,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// The loop's name, used in thread names and error messages.
     public let name: String
     private let isMain: Bool
-    /// The loop's machinery; nil only for an `EventLoop.main` whose creation
-    /// failed (it is created without throwing), with the reason in `setupError`.
-    private let setupCore: LoopCore?
-    private let setupError: EventLoopError?
+    /// The loop's machinery, or (only for an `EventLoop.main`, which is
+    /// created without throwing) the error that prevented making it.
+    private let setup: Result<LoopCore, EventLoopError>
     /// The core's mailbox, held directly so the post path loads one field;
-    /// for a failed `EventLoop.main`, a mailbox that throws `setupError`.
+    /// for a failed `EventLoop.main`, a mailbox that throws the setup error.
     let mailbox: Mailbox
 
     /// This loop as a Swift concurrency `SerialExecutor` (see ``LoopExecutor``).
@@ -75,8 +75,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var registrations: [ObjectIdentifier: LoopEvent] = [:]
     // Guarded by `stateLock`.
     private var errorHandlerStorage: (@Sendable (LoopErrorReport) -> Void)?
-    // Guarded by `stateLock`: what `invocationErrorHandler` was last set to.
-    private var legacyInvocationHandler: (@Sendable (EventLoop, Invocation, any Error) -> Void)?
+    // Guarded by `stateLock`: what the deprecated `invocationErrorHandler`
+    // was last set to (PerformSelector/ gives it its type).
+    private var legacyInvocationHandler: (@Sendable (EventLoop, AnyObject, any Error) -> Void)?
 
     /// The loop that belongs to the process's main thread.
     ///
@@ -88,64 +89,42 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     public static let main = EventLoop(mainLoop: ())
 
     /// Makes a loop for a thread of your own: whichever thread calls ``run()``
-    /// owns it from then on. Its mailbox is unbounded.
+    /// owns it from then on.
     ///
-    /// - Throws: ``EventLoopError/system(call:errno:)`` if the eventfd or the
-    ///   libevent base cannot be made (for example at the fd limit).
-    public convenience init() throws {
-        try self.init(name: "EventLoop", mailboxCapacity: nil)
-    }
-
-    /// Makes a named loop for a thread of your own (see ``init()``).
-    public convenience init(name: String) throws {
-        try self.init(name: name, mailboxCapacity: nil)
-    }
-
-    /// Makes a loop whose mailbox holds at most `mailboxCapacity` pending posts
-    /// (see ``init(name:mailboxCapacity:)``).
-    public convenience init(mailboxCapacity: Int) throws {
-        try self.init(name: "EventLoop", mailboxCapacity: mailboxCapacity)
-    }
-
-    /// Makes a named loop for a thread of your own, optionally with a bounded mailbox.
-    ///
-    /// With a capacity, a post from another thread that finds the mailbox
-    /// full waits until the loop has drained room (producers are served in
-    /// the order they blocked, so none starves): a slow loop slows its
-    /// producers instead of growing memory. ``post(timeout:_:)`` bounds that
-    /// wait and ``tryPost(_:)`` does not wait at all. Posts made on the
+    /// With a `mailboxCapacity`, a post from another thread that finds the
+    /// mailbox full waits until the loop has drained room (producers are
+    /// served in the order they blocked, so none starves): a slow loop slows
+    /// its producers instead of growing memory. ``post(timeout:_:)`` bounds
+    /// that wait and ``tryPost(_:)`` does not wait at all. Posts made on the
     /// loop's own thread are always admitted (it cannot wait for itself), so
-    /// they may exceed the capacity. `nil` means unbounded.
+    /// they may exceed the capacity. `nil` (the default) means unbounded.
     /// - Throws: ``EventLoopError/invalidArgument(_:)`` for a capacity below
-    ///   1; ``EventLoopError/system(call:errno:)`` as ``init()``.
-    public init(name: String, mailboxCapacity: Int?) throws {
+    ///   1; ``EventLoopError/system(call:errno:)`` if the eventfd or the
+    ///   libevent base cannot be made (for example at the fd limit).
+    public init(name: String = "EventLoop", mailboxCapacity: Int? = nil) throws {
         if let mailboxCapacity, mailboxCapacity < 1 {
             throw EventLoopError.invalidArgument("mailboxCapacity must be at least 1, got \(mailboxCapacity)")
         }
         self.name = name
         self.isMain = false
-        let core = try LoopCore()
-        self.setupCore = core
-        self.setupError = nil
+        let core = try LoopCore(mailboxCapacity: mailboxCapacity)
+        self.setup = .success(core)
         self.mailbox = core.mailbox
-        mailbox.configure(owner: self, capacity: mailboxCapacity)
         executor.attach(to: self)
     }
 
     private init(mainLoop: ()) {
         self.name = "main"
         self.isMain = true
+        let capacity = MainLoopConfiguration.claim()
         do {
-            let core = try LoopCore()
-            self.setupCore = core
-            self.setupError = nil
+            let core = try LoopCore(mailboxCapacity: capacity)
+            self.setup = .success(core)
             self.mailbox = core.mailbox
         } catch {
-            self.setupCore = nil
-            self.setupError = error
+            self.setup = .failure(error)
             self.mailbox = Mailbox(refusing: error)
         }
-        mailbox.configure(owner: self, capacity: MainLoopConfiguration.claim())
         executor.attach(to: self)
     }
 
@@ -160,14 +139,12 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// Starts a new thread named `name` that runs a new loop, and returns once
     /// that loop is running.
     ///
-    /// The thread ends when the loop is stopped (``stop()``).
-    /// - Throws: ``EventLoopError/system(call:errno:)`` if the loop or the thread cannot be made.
-    public static func spawn(name: String) throws -> EventLoop {
-        try spawn(name: name, mailboxCapacity: nil)
-    }
-
-    /// As ``spawn(name:)``, with a bounded mailbox (see ``init(name:mailboxCapacity:)``).
-    public static func spawn(name: String, mailboxCapacity: Int?) throws -> EventLoop {
+    /// The thread ends when the loop is stopped (``stop()``); ``join(timeout:)``
+    /// waits for that. `mailboxCapacity` bounds the mailbox as in
+    /// ``init(name:mailboxCapacity:)``.
+    /// - Throws: ``EventLoopError/system(call:errno:)`` if the loop or the
+    ///   thread cannot be made; ``EventLoopError/invalidArgument(_:)`` as the initializer.
+    public static func spawn(name: String = "EventLoop", mailboxCapacity: Int? = nil) throws -> EventLoop {
         let loop = try EventLoop(name: name, mailboxCapacity: mailboxCapacity)
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -306,7 +283,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         case .running:
             lifecycle = .stopping
             stateLock.unlock()
-            mailbox.close()
+            try? core().closeMailbox()
         case .stopping, .stopped:
             stateLock.unlock()
         }
@@ -323,18 +300,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         set { stateLock.withLock { errorHandlerStorage = newValue } }
     }
 
-    /// The errors of invocations nobody waits for, in the shape this library
-    /// first had. While set, it takes invocation errors in place of
-    /// ``errorHandler``.
-    @available(*, deprecated, renamed: "errorHandler", message: "errorHandler receives invocation errors and every other error nobody waits for")
-    public var invocationErrorHandler: (@Sendable (EventLoop, Invocation, any Error) -> Void)? {
-        get { legacyInvocationErrorHandler }
+    /// What the deprecated `invocationErrorHandler` was set to, type-erased
+    /// (PerformSelector/InvocationErrorHandler.swift gives it its type).
+    var legacyInvocationErrorHandler: (@Sendable (EventLoop, AnyObject, any Error) -> Void)? {
+        get { stateLock.withLock { legacyInvocationHandler } }
         set { stateLock.withLock { legacyInvocationHandler = newValue } }
-    }
-
-    /// What `invocationErrorHandler` was set to (read without a deprecation warning).
-    var legacyInvocationErrorHandler: (@Sendable (EventLoop, Invocation, any Error) -> Void)? {
-        stateLock.withLock { legacyInvocationHandler }
     }
 
     /// True once the loop has stopped for good: ``run()`` has returned after
@@ -399,74 +369,14 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// The loop's machinery, or the error that prevented making it.
     @inline(__always)
     func core() throws(EventLoopError) -> LoopCore {
-        guard let setupCore else { throw setupError.unsafelyUnwrapped }
-        return setupCore
+        try setup.get()
     }
 
-    // MARK: - Posting
-
-    /// Hands `work` to the loop, which runs it on its thread; returns at once
-    /// (with a bounded mailbox that is full: once the loop has made room).
-    ///
-    /// Posts from one thread run in the order they were made. Posting from
-    /// the loop's own thread is allowed: the work runs in a later turn, after
-    /// I/O and timers were served.
-    /// - Throws: ``EventLoopError/shutDown`` once ``stop()`` has been called
-    ///   (also while waiting for room); the work was not accepted and will never run.
+    /// Any thread: wakes the loop, when the mailbox said it sleeps (only an
+    /// open mailbox says so, and only a loop that was made has one).
     @inline(__always)
-    public func post(_ work: @escaping @Sendable () -> Void) throws {
-        try mailbox.enqueue(.work(work))
-    }
-
-    /// As ``post(_:)``, but waits at most `timeout` for room in a full
-    /// bounded mailbox.
-    /// - Throws: ``EventLoopError/timedOut`` when no room came in time (the
-    ///   work was not accepted and will never run); ``EventLoopError/shutDown``.
-    public func post(timeout: Duration, _ work: @escaping @Sendable () -> Void) throws {
-        try mailbox.enqueue(.work(work), policy: .wait(until: monotonicDeadline(after: timeout)))
-    }
-
-    /// As ``post(_:)``, but never waits: a full bounded mailbox refuses the work.
-    /// - Throws: ``EventLoopError/full`` (nothing was enqueued); ``EventLoopError/shutDown``.
-    public func tryPost(_ work: @escaping @Sendable () -> Void) throws {
-        try mailbox.enqueue(.work(work), policy: .refuse)
-    }
-
-    /// Posts an invocation nobody waits for; its error goes to `invocationErrorHandler`.
-    func post(_ invocation: Invocation) throws(EventLoopError) {
-        try mailbox.enqueue(.invocation(invocation, Unmanaged.passUnretained(self)))
-    }
-
-    /// Runs `work` on the loop and blocks the calling thread until it has
-    /// run, returning its value or rethrowing its error.
-    ///
-    /// Called on the loop's own thread, `work` runs inline at once (it never
-    /// waits for itself).
-    ///
-    /// - Parameter timeout: bounds the wait for the loop to *start* the work
-    ///   (including any wait for room in a full bounded mailbox). If it has
-    ///   not started by then, it is withdrawn (it will never run) and
-    ///   ``EventLoopError/timedOut`` is thrown. Once it has started, the
-    ///   caller waits for its result. `nil` waits as long as it takes.
-    /// - Throws: what `work` throws; ``EventLoopError/shutDown`` if the loop
-    ///   is stopped (or is stopped before it ever ran);
-    ///   ``EventLoopError/timedOut``; ``EventLoopError/deadlock`` when the
-    ///   caller is a loop thread and this loop is, directly or through a
-    ///   chain of loops, blocked waiting on the caller's loop.
-    public func postAndWait<T>(timeout: Duration? = nil, _ work: () throws -> T) throws -> T {
-        if inLoop {
-            if mailbox.closed { throw EventLoopError.shutDown }
-            return try work()
-        }
-        let deadline = monotonicDeadline(after: timeout)
-        let caller = EventLoop.current
-        if let caller { try WaitForGraph.block(caller, on: self) }
-        defer { if let caller { WaitForGraph.unblock(caller) } }
-        return try withoutActuallyEscaping(work) { work in
-            let call = BlockingCall(work)
-            try mailbox.enqueue(.waiting(call), policy: .wait(until: deadline))
-            return try call.wait(until: deadline)
-        }
+    func wake() {
+        if case .success(let core) = setup { core.wake() }
     }
 
     /// A snapshot of the loop's counters; see ``EventLoopStats``.
@@ -474,24 +384,3 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         mailbox.counters()
     }
 }
-
-/// Writes `message` to file descriptor 2 (Swift 6 rejects `stderr` as not concurrency-safe).
-func writeToStandardError(_ message: String) {
-    var message = message
-    message.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(2, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
-    }
-}
-
-/// The kernel id of the calling thread (not `pthread_self()`, which the
-/// compiler may cache across suspension points).
-func currentThreadID() -> Int32 { mainloop_gettid() }
-
-/// The kernel id of the process's main thread.
-func mainThreadID() -> Int32 { getpid() }

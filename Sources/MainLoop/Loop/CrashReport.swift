@@ -1,7 +1,7 @@
 // CrashReport.swift: when a job traps on a loop's thread, one line on
-// standard error says which loop it was and what it was running (for an
-// invocation: the target type and the selector), before the process dies
-// the way it would have anyway.
+// standard error says which loop it was and what it was running (work that
+// names itself, as an invocation does with its target type and selector),
+// before the process dies the way it would have anyway.
 //
 // Installed when the first loop starts running, for the signals a trap or a
 // fault raises. The handler chains: it restores the handler that was there
@@ -10,8 +10,14 @@
 // ends the process, and at worst the line is missing.
 import Glibc
 
-/// The invocation the calling loop thread is performing, if any.
-private let runningInvocationKey: pthread_key_t = {
+/// Work that names itself, which a loop thread can say it is running.
+protocol CrashDescribable: AnyObject {
+    /// What the crash line says the loop was doing: "performing Counter.add:".
+    var crashDescription: String { get }
+}
+
+/// What the calling loop thread is running, if it named it (a `CrashDescribable`).
+private let runningWorkKey: pthread_key_t = {
     var key = pthread_key_t()
     let rc = pthread_key_create(&key, nil)
     precondition(rc == 0, "pthread_key_create failed with errno \(rc)")
@@ -50,9 +56,10 @@ enum CrashReport {
         guard let loopPointer = pthread_getspecific(currentLoopKey) else { return }
         let loop = Unmanaged<EventLoop>.fromOpaque(loopPointer).takeUnretainedValue()
         var line = "MainLoop: loop '\(loop.name)' crashed (signal \(signalNumber)) while "
-        if let running = pthread_getspecific(runningInvocationKey) {
-            let invocation = Unmanaged<Invocation>.fromOpaque(running).takeUnretainedValue()
-            line += "performing \(type(of: invocation.target)).\(invocation.selector)\n"
+        if let running = pthread_getspecific(runningWorkKey),
+            let work = Unmanaged<AnyObject>.fromOpaque(running).takeUnretainedValue() as? CrashDescribable
+        {
+            line += "\(work.crashDescription)\n"
         } else {
             line += "running a posted job\n"
         }
@@ -60,13 +67,13 @@ enum CrashReport {
     }
 }
 
-extension EventLoop {
-    /// Loop thread: runs `body`, recording that `invocation` is what this
-    /// thread performs, for the crash report.
-    func performing<R>(_ invocation: Invocation, _ body: () throws -> R) rethrows -> R {
-        let outer = pthread_getspecific(runningInvocationKey)
-        pthread_setspecific(runningInvocationKey, Unmanaged.passUnretained(invocation).toOpaque())
-        defer { pthread_setspecific(runningInvocationKey, outer) }
+extension CrashReport {
+    /// Loop thread: runs `body`, recording that `work` is what this thread
+    /// runs, for the crash line.
+    static func whileRunning<R>(_ work: some CrashDescribable, _ body: () throws -> R) rethrows -> R {
+        let outer = pthread_getspecific(runningWorkKey)
+        pthread_setspecific(runningWorkKey, Unmanaged<AnyObject>.passUnretained(work).toOpaque())
+        defer { pthread_setspecific(runningWorkKey, outer) }
         return try body()
     }
 }

@@ -5,6 +5,7 @@
 // A request is registered before its timer exists and unregistered by the
 // timer's end hook (fired, cancelled or its loop stopped), so the table never
 // keeps a target alive past its last request.
+import Invocations
 
 enum DelayedPerformRequests {
     private final class Request: @unchecked Sendable {
@@ -36,7 +37,7 @@ enum DelayedPerformRequests {
         let timer: Scheduled
         do {
             timer = try loop.schedule(
-                after: delay, { loop.invokeReportingErrors(invocation) },
+                after: delay, { loop.performReportingErrors(invocation) },
                 onEnd: { remove(key: key, id: request.id) })
         } catch {
             remove(key: key, id: request.id)

@@ -1,8 +1,8 @@
-// LoopCore.swift: the libevent base a loop runs, and the two events that
-// drain its mailbox.
+// LoopCore.swift: the libevent base a loop runs, its mailbox, the eventfd
+// that wakes it, and the one drain routine.
 //
-// `wakeEvent` watches the mailbox's eventfd: producers write it when the
-// loop sleeps. `rearmEvent` is a timer the loop arms itself with a zero
+// `wakeEvent` watches the eventfd: a producer writes it when the mailbox
+// says the loop sleeps (see the wake-up rule in Mailbox.swift). `rearmEvent` is a timer the loop arms itself with a zero
 // timeout when a drain ends with more work queued: no syscall, and a timer
 // only becomes active in the *next* iteration, after libevent has polled I/O
 // and collected due timers, so they get their turn between batches.
@@ -19,10 +19,12 @@ final class LoopCore: @unchecked Sendable {
     // libevent's own lock (threading enabled) guards cross-thread event_add/del.
     let base: OpaquePointer
     let mailbox: Mailbox
+    /// Written to wake the loop; read (reset) by the loop. Owned: closed in deinit.
+    let eventFD: Int32
     private var wakeEvent: OpaquePointer?
     private var rearmEvent: OpaquePointer?
 
-    init() throws(EventLoopError) {
+    init(mailboxCapacity: Int?) throws(EventLoopError) {
         guard libeventThreadingEnabled else {
             throw .system(call: "evthread_use_pthreads", errno: ENOSYS)
         }
@@ -47,7 +49,8 @@ final class LoopCore: @unchecked Sendable {
             throw .system(call: "event_base_new", errno: code == 0 ? ENOMEM : code)
         }
         self.base = base
-        self.mailbox = Mailbox(eventFD: fd)
+        self.eventFD = fd
+        self.mailbox = Mailbox(capacity: mailboxCapacity)
         let context = Unmanaged.passUnretained(self).toOpaque()
         wakeEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { _, _, context in
             Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().drain(consumingWakeSignal: true)
@@ -67,28 +70,49 @@ final class LoopCore: @unchecked Sendable {
         if let wakeEvent { event_free(wakeEvent) }
         if let rearmEvent { event_free(rearmEvent) }
         event_base_free(base)
-        close(mailbox.eventFD)
+        close(eventFD)
+    }
+
+    /// Any thread: wakes the loop, when an offer to the mailbox said so.
+    func wake() {
+        let rc = mainloop_eventfd_signal(eventFD)
+        // Only EBADF/EINVAL can get here, which would mean the eventfd was
+        // closed while a producer still held the loop.
+        precondition(rc == 0, "MainLoop: writing the loop's eventfd \(eventFD) failed with errno \(rc)")
+    }
+
+    /// Any thread: closes the mailbox (see `Mailbox.close`), waking the loop if it sleeps.
+    func closeMailbox() {
+        if mailbox.close() { wake() }
     }
 
     /// Loop thread only: the batch the last drain took for the next turn.
     private var nextBatch: JobBuffer?
 
     /// Loop thread: runs the batch that is pending now (and only that: posts
-    /// made while it runs wait for the next turn), then decides what's next.
+    /// made while it runs wait for the next turn), then asks the mailbox
+    /// what's next, keeping a batch it hands back for the next turn.
     ///
     /// When woken through the eventfd, its counter is reset after the batch
     /// ran (the first job starts one syscall sooner) but before
     /// `finishDrain`: no producer writes the eventfd until `finishDrain` has
     /// declared the loop asleep again, so no wake-up can be lost in between.
-    func drain(consumingWakeSignal: Bool) {
+    private func runBatch(consumingWakeSignal: Bool) -> Mailbox.DrainOutcome {
         var batch = nextBatch ?? mailbox.takeBatch()
         nextBatch = nil
         let ran = batch.count
         batch.runAll()
-        if consumingWakeSignal { mailbox.consumeWakeSignal() }
-        switch mailbox.finishDrain(batch, ran: ran) {
-        case .more(let next):
-            nextBatch = next
+        if consumingWakeSignal { _ = mainloop_eventfd_drain(eventFD) }
+        let outcome = mailbox.finishDrain(batch, ran: ran)
+        if case .more(let next) = outcome { nextBatch = next }
+        return outcome
+    }
+
+    /// Loop thread, from libevent: one batch per turn; more work re-arms
+    /// the zero timer, so I/O and timers run before the next batch.
+    private func drain(consumingWakeSignal: Bool) {
+        switch runBatch(consumingWakeSignal: consumingWakeSignal) {
+        case .more:
             var now = timeval(tv_sec: 0, tv_usec: 0)
             event_add(rearmEvent, &now)
         case .idle: break
@@ -99,16 +123,7 @@ final class LoopCore: @unchecked Sendable {
     /// Loop thread, after the event loop returned for any reason: closes the
     /// mailbox and runs what it had accepted, so nothing accepted is lost.
     func drainRemaining() {
-        mailbox.close()
-        while true {
-            var batch = nextBatch ?? mailbox.takeBatch()
-            nextBatch = nil
-            let ran = batch.count
-            batch.runAll()
-            switch mailbox.finishDrain(batch, ran: ran) {
-            case .more(let next): nextBatch = next
-            case .idle, .closedAndEmpty: return
-            }
-        }
+        closeMailbox()
+        while case .more = runBatch(consumingWakeSignal: false) {}
     }
 }

@@ -1,8 +1,10 @@
 // Lock.swift: the one mutual-exclusion primitive MainLoop uses.
 //
 // A pthread mutex rather than Synchronization.Mutex: the thread sanitizer
-// reports false races on the latter on every run (see the project's field
-// notes), and a sanitizer that cries wolf hides the real races.
+// reported false races on the latter on every run with this toolchain, and
+// a sanitizer that cries wolf hides the real races. Every pthread result is
+// checked with `precondition`, in release builds too: a failing lock call
+// means memory corruption or a lock used after free, and must not go on.
 import CLibevent
 
 final class Lock: @unchecked Sendable {
@@ -13,7 +15,7 @@ final class Lock: @unchecked Sendable {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let rc = pthread_mutex_init(mutex, nil)
-        precondition(rc == 0, "pthread_mutex_init failed with errno \(rc)")
+        precondition(rc == 0, "MainLoop: pthread_mutex_init failed with errno \(rc)")
     }
 
     deinit {
@@ -25,13 +27,13 @@ final class Lock: @unchecked Sendable {
     @inline(__always)
     func lock() {
         let rc = pthread_mutex_lock(mutex)
-        assert(rc == 0, "pthread_mutex_lock failed with errno \(rc)")
+        precondition(rc == 0, "MainLoop: pthread_mutex_lock failed with errno \(rc)")
     }
 
     @inline(__always)
     func unlock() {
         let rc = pthread_mutex_unlock(mutex)
-        assert(rc == 0, "pthread_mutex_unlock failed with errno \(rc)")
+        precondition(rc == 0, "MainLoop: pthread_mutex_unlock failed with errno \(rc)")
     }
 
     @inline(__always)

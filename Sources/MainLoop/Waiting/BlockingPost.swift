@@ -1,0 +1,41 @@
+// BlockingPost.swift: `postAndWait`, a post whose caller blocks on its
+// thread's semaphore until the loop has run the work (see Completion.swift).
+
+extension EventLoop {
+    /// Runs `work` on the loop and blocks the calling thread until it has
+    /// run, returning its value or rethrowing its error.
+    ///
+    /// Called on the loop's own thread, `work` runs inline at once (it never
+    /// waits for itself).
+    ///
+    /// - Parameter timeout: bounds the wait for the loop to *start* the work
+    ///   (including any wait for room in a full bounded mailbox). If it has
+    ///   not started by then, it is withdrawn (it will never run) and
+    ///   ``EventLoopError/timedOut`` is thrown. Once it has started, the
+    ///   caller waits for its result. `nil` waits as long as it takes.
+    /// - Throws: what `work` throws; ``EventLoopError/shutDown`` if the loop
+    ///   is stopped (or is stopped before it ever ran);
+    ///   ``EventLoopError/timedOut``; ``EventLoopError/deadlock`` when the
+    ///   caller is a loop thread and this loop is, directly or through a
+    ///   chain of loops, blocked waiting on the caller's loop.
+    public func postAndWait<T>(timeout: Duration? = nil, _ work: () throws -> T) throws -> T {
+        if inLoop {
+            if mailbox.isClosed { throw EventLoopError.shutDown }
+            return try work()
+        }
+        let deadline = monotonicDeadline(after: timeout)
+        let caller = EventLoop.current
+        if let caller { try WaitForGraph.block(caller, on: self) }
+        defer { if let caller { WaitForGraph.unblock(caller) } }
+        return try withoutActuallyEscaping(work) { work in
+            let call = Completion(blocking: work)
+            do {
+                try enqueue(.record(call), policy: .wait(until: deadline))
+            } catch {
+                call.withdraw()   // never queued: let go of the caller's closure
+                throw error
+            }
+            return try call.wait(until: deadline)
+        }
+    }
+}
