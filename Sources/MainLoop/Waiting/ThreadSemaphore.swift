@@ -7,6 +7,13 @@
 // exactly once, and the waiter does not leave until it has taken that post,
 // unless it withdrew the wait first, in which case nobody posts. A thread
 // blocks in one wait at a time, so no two waits share a count.
+//
+// A completer's `sem_post` may still be inside its futex wake-up when the
+// waiter has already returned (and even when its thread has exited and the
+// semaphore was freed): glibc's post increments the count first and wakes
+// second, and its futex wake tolerates memory that was reused. What must
+// not outlive the wait is anything the completer reads after the post, and
+// `Completion.resume` reads nothing after it.
 import CLibevent
 import Glibc
 
