@@ -8,7 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # step (timeout exits 124; KILL follows TERM after 10 s).
 BOUND = timeout -k 10
 
-.PHONY: deps run demo test test-fast test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long liveness-proof bench bench-kvd
+.PHONY: deps run demo test test-fast lint test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long liveness-proof bench bench-kvd
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -37,7 +37,12 @@ test-fast:
 	@$(BOUND) 900 $(SWIFT) build --build-tests > .build/build.log 2>&1 || { cat .build/build.log; echo "test-fast: the build failed or took over 15 minutes"; exit 1; }
 	@if grep "warning:" .build/build.log; then echo "the build has warnings (see above)"; exit 1; fi
 	bash tools/check-readme.sh
+	$(MAKE) --no-print-directory lint
 	$(BOUND) 600 $(SWIFT) test || { echo "test-fast: swift test failed or took over 10 minutes"; exit 1; }
+
+# The toolchain's swift-format, with the house configuration (.swift-format).
+lint:
+	$(BOUND) 300 $(SWIFT) format lint --strict --recursive Package.swift Sources Tests Fuzz
 
 test-kvd:
 	$(BOUND) 600 $(SWIFT) build --product kvd

@@ -31,7 +31,8 @@ public final class Invocation: @unchecked Sendable, CustomStringConvertible {
     /// runs: a caller asking for a typed result learns a mismatch at once.
     public func checkReturnType<R>(_: R.Type) throws(InvocationError) {
         guard entry.signature.returnType == R.self else {
-            throw .returnTypeMismatch(selector, expected: entry.signature.returnTypeName, actual: String(describing: R.self))
+            throw .returnTypeMismatch(
+                selector, expected: entry.signature.returnTypeName, actual: String(describing: R.self))
         }
     }
 

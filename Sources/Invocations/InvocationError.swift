@@ -34,7 +34,8 @@ public enum InvocationError: Error, Equatable, Sendable, CustomStringConvertible
         case .returnTypeMismatch(let selector, let expected, let actual):
             return "'\(selector)' returns \(expected), not \(actual)"
         case .mainActorIsolated(let selector, let targetType, let loop):
-            return "\(targetType).\(selector) is MainActor-isolated: perform it on the main thread (EventLoop.main), not on loop '\(loop)'"
+            return
+                "\(targetType).\(selector) is MainActor-isolated: perform it on the main thread (EventLoop.main), not on loop '\(loop)'"
         }
     }
 }

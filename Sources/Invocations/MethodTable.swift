@@ -68,7 +68,8 @@ public struct MethodTable<Target: AnyObject>: Sendable {
         let methodType = "(\(argumentTypes.map(\.name).joined(separator: ", "))) -> \(Result.self)"
         precondition(
             selector.argumentCount == argumentTypes.count,
-            "MethodTable<\(Target.self)>: selector '\(selector)' has \(selector.argumentCount) colon(s) but the method \(methodType) takes \(argumentTypes.count) argument(s)")
+            "MethodTable<\(Target.self)>: selector '\(selector)' has \(selector.argumentCount) colon(s) but the method \(methodType) takes \(argumentTypes.count) argument(s)"
+        )
         precondition(
             entries[selector] == nil,
             "MethodTable<\(Target.self)>: selector '\(selector)' is registered twice")
@@ -118,8 +119,10 @@ final class MethodEntry: Sendable {
     /// registration, so an invocation allocates no closure of its own.
     let call: @Sendable (AnyObject, [Any?]) throws -> Any?
 
-    init(signature: MethodSignature, isolation: MethodIsolation,
-         call: @escaping @Sendable (AnyObject, [Any?]) throws -> Any?) {
+    init(
+        signature: MethodSignature, isolation: MethodIsolation,
+        call: @escaping @Sendable (AnyObject, [Any?]) throws -> Any?
+    ) {
         self.signature = signature
         self.isolation = isolation
         self.call = call

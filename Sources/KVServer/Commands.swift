@@ -39,9 +39,10 @@ let commandTable: [[UInt8]: Command] = {
         Command(name: "command", arity: -1, handler: command),
         Command(name: "quit", arity: -1, handler: { _, _, out in out.ok() }),
     ]
-    return Dictionary(uniqueKeysWithValues: rows.flatMap { row in
-        [(Array(row.name.utf8), row), (Array(row.name.uppercased().utf8), row)]
-    })
+    return Dictionary(
+        uniqueKeysWithValues: rows.flatMap { row in
+            [(Array(row.name.utf8), row), (Array(row.name.uppercased().utf8), row)]
+        })
 }()
 
 // MARK: - Argument parsing with Redis's rules and wording
@@ -116,8 +117,10 @@ private func set(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         } else if equalsIgnoringCase(option, "keepttl"), case .none = expiry {
             expiry = .keep
         } else if case .none = expiry, hasValue,
-                  let unit = equalsIgnoringCase(option, "ex") || equalsIgnoringCase(option, "exat") ? 1000
-                      : (equalsIgnoringCase(option, "px") || equalsIgnoringCase(option, "pxat") ? 1 : nil) {
+            let unit = equalsIgnoringCase(option, "ex") || equalsIgnoringCase(option, "exat")
+                ? 1000
+                : (equalsIgnoringCase(option, "px") || equalsIgnoringCase(option, "pxat") ? 1 : nil)
+        {
             guard let amount = parseInteger(r[index + 1]) else { return out.error(notAnInteger) }
             let absolute = equalsIgnoringCase(option, "exat") || equalsIgnoringCase(option, "pxat")
             expiry = absolute ? .absolute(amount, unit: unit) : .relative(amount, unit: unit)
@@ -223,8 +226,10 @@ private func append(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = monotonicMilliseconds()
     if var entry = ks.lookup(r[1], now: now) {
         let total = entry.value.count + r[2].count
-        guard total <= 512 * 1024 * 1024 else { return out.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)") }
-        ks.entries[r[1]] = nil   // keep the array uniquely referenced while appending
+        guard total <= 512 * 1024 * 1024 else {
+            return out.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+        }
+        ks.entries[r[1]] = nil  // keep the array uniquely referenced while appending
         entry.value.append(contentsOf: r[2])
         ks.entries[r[1]] = entry
         out.integer(total)
@@ -260,13 +265,21 @@ private func expire(_ ks: Keyspace, _ r: Request, unit: Int, name: String, _ out
     guard let amount = parseInteger(r[2]) else { return out.error(notAnInteger) }
     var nx = false, xx = false, gt = false, lt = false
     for option in r.dropFirst(3) {
-        if equalsIgnoringCase(option, "nx") { nx = true }
-        else if equalsIgnoringCase(option, "xx") { xx = true }
-        else if equalsIgnoringCase(option, "gt") { gt = true }
-        else if equalsIgnoringCase(option, "lt") { lt = true }
-        else { return out.error(bytes: Array("ERR Unsupported option ".utf8) + option) }
+        if equalsIgnoringCase(option, "nx") {
+            nx = true
+        } else if equalsIgnoringCase(option, "xx") {
+            xx = true
+        } else if equalsIgnoringCase(option, "gt") {
+            gt = true
+        } else if equalsIgnoringCase(option, "lt") {
+            lt = true
+        } else {
+            return out.error(bytes: Array("ERR Unsupported option ".utf8) + option)
+        }
     }
-    if nx && (xx || gt || lt) { return out.error("ERR NX and XX, GT or LT options at the same time are not compatible") }
+    if nx && (xx || gt || lt) {
+        return out.error("ERR NX and XX, GT or LT options at the same time are not compatible")
+    }
     if gt && lt { return out.error("ERR GT and LT options at the same time are not compatible") }
     let (ms, overflow) = amount.multipliedReportingOverflow(by: unit)
     let now = monotonicMilliseconds()
@@ -296,7 +309,9 @@ private func ttl(_ ks: Keyspace, _ key: [UInt8], milliseconds: Bool, _ out: inou
 }
 
 private func persist(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard let entry = ks.lookup(r[1], now: monotonicMilliseconds()), entry.expiresAt != nil else { return out.integer(0) }
+    guard let entry = ks.lookup(r[1], now: monotonicMilliseconds()), entry.expiresAt != nil else {
+        return out.integer(0)
+    }
     ks.setExpiry(r[1], nil)
     out.integer(1)
 }
@@ -323,10 +338,13 @@ private func flushall(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 private func info(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let wanted = Set(r.dropFirst().map { String(decoding: lowercased($0), as: UTF8.self) })
-    let everything = wanted.isEmpty || wanted.contains("all") || wanted.contains("everything") || wanted.contains("default")
+    let everything =
+        wanted.isEmpty || wanted.contains("all") || wanted.contains("everything") || wanted.contains("default")
     var text = ""
     var sections = ks.info()
-    sections.append((section: "Keyspace", lines: ks.count == 0 ? [] : ["db0:keys=\(ks.count),expires=\(ks.expiresCount),avg_ttl=0"]))
+    sections.append(
+        (section: "Keyspace", lines: ks.count == 0 ? [] : ["db0:keys=\(ks.count),expires=\(ks.expiresCount),avg_ttl=0"])
+    )
     for section in sections where everything || wanted.contains(section.section.lowercased()) {
         if !text.isEmpty { text += "\r\n" }
         text += "# \(section.section)\r\n"
@@ -347,7 +365,8 @@ private func config(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard r.count >= 3 else { return out.error("ERR wrong number of arguments for 'config|get' command") }
     var found: [(String, String)] = []
     for pattern in r.dropFirst(2) {
-        for (name, value) in configParameters where globMatch(lowercased(pattern), Array(name.utf8)) && !found.contains(where: { $0.0 == name }) {
+        for (name, value) in configParameters
+        where globMatch(lowercased(pattern), Array(name.utf8)) && !found.contains(where: { $0.0 == name }) {
             found.append((name, value))
         }
     }
@@ -365,7 +384,8 @@ private func command(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         out.bulk(command.name)
         out.integer(command.arity)
         out.arrayHeader(0)
-        let keyed = !["ping", "echo", "dbsize", "flushall", "info", "config", "command", "quit", "keys"].contains(command.name)
+        let keyed = !["ping", "echo", "dbsize", "flushall", "info", "config", "command", "quit", "keys"].contains(
+            command.name)
         out.integer(keyed ? 1 : 0)
         out.integer(keyed ? (command.arity < 0 ? -1 : 1) : 0)
         out.integer(keyed ? (command.name == "mset" ? 2 : 1) : 0)
@@ -379,7 +399,7 @@ private func command(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     if equalsIgnoringCase(r[1], "count") && r.count == 2 {
         out.integer(sorted.count)
     } else if equalsIgnoringCase(r[1], "docs") {
-        out.arrayHeader(0)   // no documentation: clients fall back to their own
+        out.arrayHeader(0)  // no documentation: clients fall back to their own
     } else if equalsIgnoringCase(r[1], "info") {
         out.arrayHeader(r.count - 2)
         for name in r.dropFirst(2) {

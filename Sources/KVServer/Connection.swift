@@ -145,7 +145,7 @@ final class Connection: @unchecked Sendable {
         }
         queue(replies)
         if pendingProtocolError == nil && !closeAfterFlush {
-            processInput()   // the next batch, already buffered
+            processInput()  // the next batch, already buffered
         } else {
             finishIfDone()
         }

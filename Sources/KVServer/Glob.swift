@@ -10,7 +10,9 @@ func globMatch(_ pattern: [UInt8], _ string: [UInt8]) -> Bool {
 /// `*` matches nowhere in the rest of the string, no earlier `*` can help by
 /// matching more, so a hostile pattern (`*a*a*a...b`) costs polynomial
 /// time instead of exponential. Recursion is bounded as Redis bounds it.
-private func globMatch(_ pattern: ArraySlice<UInt8>, _ string: ArraySlice<UInt8>, depth: Int, _ skipLongerMatches: inout Bool) -> Bool {
+private func globMatch(
+    _ pattern: ArraySlice<UInt8>, _ string: ArraySlice<UInt8>, depth: Int, _ skipLongerMatches: inout Bool
+) -> Bool {
     guard depth < 1000 else { return false }
     var p = pattern.startIndex, s = string.startIndex
     while p < pattern.endIndex && s < string.endIndex {
@@ -47,7 +49,7 @@ private func globMatch(_ pattern: ArraySlice<UInt8>, _ string: ArraySlice<UInt8>
                 }
                 p += 1
             }
-            if p == pattern.endIndex { p -= 1 }   // unterminated class: Redis treats the end as ']'
+            if p == pattern.endIndex { p -= 1 }  // unterminated class: Redis treats the end as ']'
             if negate { matched.toggle() }
             if !matched { return false }
             s += 1

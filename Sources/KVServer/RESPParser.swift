@@ -92,9 +92,10 @@ public struct RESPParser {
     public mutating func nextArguments(into arguments: inout [[UInt8]]) -> Step {
         while start < buffer.count {
             let before = arguments.count
-            let step = buffer[start] == UInt8(ascii: "*") ? parseMultibulk(into: &arguments) : parseInline(into: &arguments)
+            let step =
+                buffer[start] == UInt8(ascii: "*") ? parseMultibulk(into: &arguments) : parseInline(into: &arguments)
             if step == .appended && arguments.count == before {
-                continue   // an empty request (`*0`, a blank line) is skipped, as Redis does
+                continue  // an empty request (`*0`, a blank line) is skipped, as Redis does
             }
             return step
         }
@@ -187,9 +188,9 @@ public struct RESPParser {
         start = position
         position = firstArgument
         for _ in 0..<count {
-            let lengthEnd = lineEnd(from: position)!   // checked above
+            let lengthEnd = lineEnd(from: position)!  // checked above
             let length = integer(from: position + 1, to: lengthEnd)!
-            arguments.append(Array(buffer[(lengthEnd + 1) ..< (lengthEnd + 1 + length)]))
+            arguments.append(Array(buffer[(lengthEnd + 1)..<(lengthEnd + 1 + length)]))
             position = lengthEnd + 1 + length + 2
         }
         return .appended
@@ -217,7 +218,9 @@ public struct RESPParser {
 func splitInlineArguments(_ line: ArraySlice<UInt8>) -> [[UInt8]]? {
     var arguments: [[UInt8]] = []
     var index = line.startIndex
-    func isSpace(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 10 || byte == 13 || byte == 11 || byte == 12 }
+    func isSpace(_ byte: UInt8) -> Bool {
+        byte == 32 || byte == 9 || byte == 10 || byte == 13 || byte == 11 || byte == 12
+    }
     func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case 48...57: return byte - 48
@@ -236,7 +239,8 @@ func splitInlineArguments(_ line: ArraySlice<UInt8>) -> [[UInt8]]? {
                 guard index < line.endIndex else { return nil }
                 let byte = line[index]
                 if byte == UInt8(ascii: "\\") && index + 3 < line.endIndex && line[index + 1] == UInt8(ascii: "x"),
-                   let high = hexValue(line[index + 2]), let low = hexValue(line[index + 3]) {
+                    let high = hexValue(line[index + 2]), let low = hexValue(line[index + 3])
+                {
                     current.append(high << 4 | low)
                     index += 3
                 } else if byte == UInt8(ascii: "\\") && index + 1 < line.endIndex {

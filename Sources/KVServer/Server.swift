@@ -60,7 +60,8 @@ public struct ServerOptions: Sendable {
         func number(_ flag: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
             let text = try value(flag)
             guard let n = Int(text), range.contains(n) else {
-                throw UsageError(description: "\(flag) must be a number in \(range.lowerBound)...\(range.upperBound), got '\(text)'")
+                throw UsageError(
+                    description: "\(flag) must be a number in \(range.lowerBound)...\(range.upperBound), got '\(text)'")
             }
             return n
         }
@@ -148,7 +149,9 @@ public final class Server: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, Glibc.listen(fd, 511) == 0 else {
             let code = errno
@@ -191,7 +194,7 @@ public final class Server: @unchecked Sendable {
             do {
                 try worker.loop.post { worker.beginShutdown() }
             } catch {
-                workerFinished()   // that loop has stopped already: nothing left to drain
+                workerFinished()  // that loop has stopped already: nothing left to drain
             }
         }
     }
@@ -221,7 +224,8 @@ public final class Server: @unchecked Sendable {
     /// only (it reads the keyspace's counters).
     public func statsLine() -> String {
         let (clients, total) = lock.withLock { (self.clients, totalConnections) }
-        var line = "kvd clients=\(clients) connections_total=\(total) commands=\(keyspace.value.commandsProcessed) keys=\(keyspace.value.count) core[\(core.stats)]"
+        var line =
+            "kvd clients=\(clients) connections_total=\(total) commands=\(keyspace.value.commandsProcessed) keys=\(keyspace.value.count) core[\(core.stats)]"
         for worker in workers { line += " \(worker.loop.name)[\(worker.loop.stats)]" }
         return line
     }
@@ -231,14 +235,27 @@ public final class Server: @unchecked Sendable {
         let (clients, total, rejected) = lock.withLock { (self.clients, totalConnections, rejectedConnections) }
         let uptime = (monotonicMilliseconds() - startedAt) / 1000
         var loops = ["loop_core:\(core.stats.description.replacingSpaces())"]
-        for worker in workers { loops.append("loop_\(worker.loop.name):\(worker.loop.stats.description.replacingSpaces())") }
+        for worker in workers {
+            loops.append("loop_\(worker.loop.name):\(worker.loop.stats.description.replacingSpaces())")
+        }
         return [
-            ("Server", ["redis_version:7.0.15", "kvd_version:1.0.0", "redis_mode:standalone", "process_id:\(getpid())",
-                        "tcp_port:\(port)", "uptime_in_seconds:\(uptime)", "uptime_in_days:\(uptime / 86400)",
-                        "io_threads:\(workers.count)"]),
+            (
+                "Server",
+                [
+                    "redis_version:7.0.15", "kvd_version:1.0.0", "redis_mode:standalone", "process_id:\(getpid())",
+                    "tcp_port:\(port)", "uptime_in_seconds:\(uptime)", "uptime_in_days:\(uptime / 86400)",
+                    "io_threads:\(workers.count)",
+                ]
+            ),
             ("Clients", ["connected_clients:\(clients)", "maxclients:\(options.maxClients)"]),
-            ("Stats", ["total_connections_received:\(total)", "total_commands_processed:\(keyspace.value.commandsProcessed)",
-                       "rejected_connections:\(rejected)", "expired_keys:\(keyspace.value.expiredKeys)"]),
+            (
+                "Stats",
+                [
+                    "total_connections_received:\(total)",
+                    "total_commands_processed:\(keyspace.value.commandsProcessed)",
+                    "rejected_connections:\(rejected)", "expired_keys:\(keyspace.value.expiredKeys)",
+                ]
+            ),
             ("MainLoop", loops),
         ]
     }

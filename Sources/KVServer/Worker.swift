@@ -34,7 +34,7 @@ final class Worker: @unchecked Sendable {
     private func acceptAll() {
         for _ in 0..<64 {
             let fd = accept(listenFD, nil, nil)
-            if fd < 0 { return }   // EAGAIN (another worker won the race), or a transient error
+            if fd < 0 { return }  // EAGAIN (another worker won the race), or a transient error
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             guard server.admitClient() else {

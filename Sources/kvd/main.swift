@@ -52,7 +52,9 @@ for signalNumber in [SIGTERM, SIGINT] {
 }
 _ = try core.onSignal(SIGHUP) { say(server.statsLine()) }
 
-say("kvd: serving on \(options.bind):\(server.port) with \(options.ioThreads) I/O loop(s); the keyspace is on the main thread")
+say(
+    "kvd: serving on \(options.bind):\(server.port) with \(options.ioThreads) I/O loop(s); the keyspace is on the main thread"
+)
 try core.run()
 server.stopWorkers()
 say(server.statsLine())

@@ -18,7 +18,9 @@ struct AsyncRoute: Sendable {
     let hop: @Sendable (@escaping @Sendable () -> Void) async -> Void
 
     var asRoute: Route {
-        Route(peer: peer, post: post, roundtrip: { fatalError("async route") }, wake: { _, _, _, _ in fatalError("async route") })
+        Route(
+            peer: peer, post: post, roundtrip: { fatalError("async route") },
+            wake: { _, _, _, _ in fatalError("async route") })
     }
 }
 
@@ -85,7 +87,7 @@ func asyncWake(_ route: AsyncRoute) {
 }
 
 func runAsync(_ route: AsyncRoute, m: Int) {
-    _ = throughput(route.asRoute, 1, max(m / 10, 1))   // warm-up, not reported
+    _ = throughput(route.asRoute, 1, max(m / 10, 1))  // warm-up, not reported
     result(route.peer, "throughput_p1", throughput(route.asRoute, 1, m), "ops_per_s")
     result(route.peer, "throughput_p4", throughput(route.asRoute, 4, m), "ops_per_s")
     asyncRoundtrip(route)

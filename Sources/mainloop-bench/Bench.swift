@@ -20,7 +20,8 @@ func fixed(_ value: Double, _ digits: Int) -> String {
     if digits == 0 { return String(scaled) }
     let whole = scaled / Int64(scale), fraction = abs(scaled % Int64(scale))
     let digitsText = String(fraction)
-    return (scaled < 0 && whole == 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: digits - digitsText.count) + digitsText
+    return (scaled < 0 && whole == 0 ? "-" : "") + "\(whole)."
+        + String(repeating: "0", count: digits - digitsText.count) + digitsText
 }
 
 func emit(_ line: String) {
@@ -70,10 +71,12 @@ func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
     var thread = pthread_t()
-    let rc = pthread_create(&thread, nil, { context in
-        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-        return nil
-    }, Unmanaged.passRetained(Box(body)).toOpaque())
+    let rc = pthread_create(
+        &thread, nil,
+        { context in
+            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, Unmanaged.passRetained(Box(body)).toOpaque())
     precondition(rc == 0, "pthread_create failed: \(rc)")
     return thread
 }
@@ -114,9 +117,10 @@ let ticker = Ticker()
 /// One way of handing work to the loop.
 struct Route: Sendable {
     let peer: String
-    let post: @Sendable () -> Void              // one no-op task (benchTick)
-    let roundtrip: @Sendable () -> Void         // post and block until it ran
-    let wake: @Sendable (_ slot: Int, _ stamp: UInt64, _ samples: UnsafeMutablePointer<UInt64>, _ done: Semaphore) -> Void
+    let post: @Sendable () -> Void  // one no-op task (benchTick)
+    let roundtrip: @Sendable () -> Void  // post and block until it ran
+    let wake:
+        @Sendable (_ slot: Int, _ stamp: UInt64, _ samples: UnsafeMutablePointer<UInt64>, _ done: Semaphore) -> Void
 }
 
 let closureRoute = Route(
@@ -125,7 +129,9 @@ let closureRoute = Route(
     roundtrip: { try! loop.postAndWait { counter.pointee += 1 } },
     wake: { slot, stamp, samples, done in
         nonisolated(unsafe) let samples = samples
-        try! loop.post { samples[slot] = nowNs() - stamp; done.signal() }
+        try! loop.post {
+            samples[slot] = nowNs() - stamp; done.signal()
+        }
     })
 
 let asyncSemaphore = Semaphore()
@@ -133,7 +139,9 @@ let asyncSemRoute = Route(
     peer: "mainloop_asyncsem",
     post: closureRoute.post,
     roundtrip: {
-        try! loop.post { counter.pointee += 1; asyncSemaphore.signal() }
+        try! loop.post {
+            counter.pointee += 1; asyncSemaphore.signal()
+        }
         asyncSemaphore.wait()
     },
     wake: closureRoute.wake)
@@ -150,7 +158,9 @@ let loopBoundRoute = Route(
     roundtrip: { try! boundCore.postAndWait { _ in counter.pointee += 1 } },
     wake: { slot, stamp, samples, done in
         nonisolated(unsafe) let samples = samples
-        try! boundCore.post { _ in samples[slot] = nowNs() - stamp; done.signal() }
+        try! boundCore.post { _ in
+            samples[slot] = nowNs() - stamp; done.signal()
+        }
     })
 
 let invocationRoute = Route(
@@ -165,7 +175,9 @@ let invocationRoute = Route(
 
 /// (a) throughput: P producers each post m no-op tasks.
 func throughput(_ route: Route, _ P: Int, _ m: Int) -> Double {
-    try! loop.postAndWait { counter.pointee = 0; target.pointee = P * m }
+    try! loop.postAndWait {
+        counter.pointee = 0; target.pointee = P * m
+    }
     let first = UnsafeMutablePointer<UInt64>.allocate(capacity: P)
     defer { first.deallocate() }
     nonisolated(unsafe) let firstShared = first
@@ -185,7 +197,7 @@ func throughput(_ route: Route, _ P: Int, _ m: Int) -> Double {
         exit(1)
     }
     for thread in threads { pthread_join(thread, nil) }
-    let got = try! loop.postAndWait { counter.pointee }   // flush: nothing extra may run
+    let got = try! loop.postAndWait { counter.pointee }  // flush: nothing extra may run
     if got != P * m {
         emit("FAIL peer=\(route.peer) throughput P=\(P) counter=\(got) expected=\(P * m)")
         failed = true
@@ -262,13 +274,14 @@ func figures() {
 }
 
 func run(_ route: Route, m: Int, asyncsem: Bool = false) {
-    _ = throughput(route, 1, max(m / 10, 1))   // warm-up, not reported
+    _ = throughput(route, 1, max(m / 10, 1))  // warm-up, not reported
     let stats0 = loop.stats
     result(route.peer, "throughput_p1", throughput(route, 1, m), "ops_per_s")
     result(route.peer, "throughput_p4", throughput(route, 4, m), "ops_per_s")
     let stats1 = loop.stats
-    figure(route.peer, "eventfd_writes_per_1000_posts",
-           Double(stats1.wakeUpsWritten - stats0.wakeUpsWritten) * 1000 / Double(stats1.posted - stats0.posted), "writes")
+    figure(
+        route.peer, "eventfd_writes_per_1000_posts",
+        Double(stats1.wakeUpsWritten - stats0.wakeUpsWritten) * 1000 / Double(stats1.posted - stats0.posted), "writes")
     roundtrip(route)
     if asyncsem { roundtrip(asyncSemRoute) }
     wake(route)
@@ -300,7 +313,9 @@ func driver() {
     if boundedMode {
         run(boundedRoute, m: M)
         let stats = loop.stats
-        emit("NOTE peer=\(boundedRoute.peer) high_water=\(stats.highWaterMark) posts_that_waited=\(stats.postsThatWaited)")
+        emit(
+            "NOTE peer=\(boundedRoute.peer) high_water=\(stats.highWaterMark) posts_that_waited=\(stats.postsThatWaited)"
+        )
         exit(failed ? 1 : 0)
     }
     if mainExecutorMode {
@@ -316,4 +331,3 @@ func driver() {
     runAsync(mainActorRoute("mainloop_mainactor_dispatch"), m: max(M / 16, 1))
     exit(failed ? 1 : 0)
 }
-

@@ -31,10 +31,12 @@ func thread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
     var handle = pthread_t()
-    pthread_create(&handle, nil, { context in
-        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-        return nil
-    }, Unmanaged.passRetained(Box(body)).toOpaque())
+    pthread_create(
+        &handle, nil,
+        { context in
+            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, Unmanaged.passRetained(Box(body)).toOpaque())
     return handle
 }
 
@@ -60,13 +62,23 @@ do {
             thread {
                 for n in 0..<perProducer {
                     switch n % 4 {
-                    case 0: try! loop.post { check(seen[p] == n, "order"); seen[p] += 1 }
-                    case 1: _ = try! loop.postAndWait { check(seen[p] == n, "order"); seen[p] += 1 }
+                    case 0:
+                        try! loop.post {
+                            check(seen[p] == n, "order"); seen[p] += 1
+                        }
+                    case 1:
+                        _ = try! loop.postAndWait {
+                            check(seen[p] == n, "order"); seen[p] += 1
+                        }
                     case 2:
-                        try! loop.post { check(seen[p] == n, "order"); seen[p] += 1 }
+                        try! loop.post {
+                            check(seen[p] == n, "order"); seen[p] += 1
+                        }
                         try! tally.performSelector("add:", on: loop, waitUntilDone: false, withObjects: 1)
                     default:
-                        try! loop.post { check(seen[p] == n, "order"); seen[p] += 1 }
+                        try! loop.post {
+                            check(seen[p] == n, "order"); seen[p] += 1
+                        }
                         _ = try! tally.performSelector("add:", on: loop, waitUntilDone: true, withObjects: 1)
                     }
                 }
@@ -80,7 +92,7 @@ do {
         watch.cancel()
         close(fds[0])
         close(fds[1])
-        _ = try loop.schedule(after: .seconds(60)) {}   // cancelled by stop()
+        _ = try loop.schedule(after: .seconds(60)) {}  // cancelled by stop()
         loop.stop()
         waitUntilStopped(loop)
         seen.deallocate()

@@ -12,12 +12,16 @@ func fail(_ message: String) -> Never {
 
 /// Starts a detached plain thread (not a loop).
 func startThread(_ body: @escaping @Sendable () -> Void) {
-    final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+    final class Box: @unchecked Sendable {
+        let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b }
+    }
     var thread = pthread_t()
-    let rc = pthread_create(&thread, nil, { context in
-        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-        return nil
-    }, Unmanaged.passRetained(Box(body)).toOpaque())
+    let rc = pthread_create(
+        &thread, nil,
+        { context in
+            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, Unmanaged.passRetained(Box(body)).toOpaque())
     if rc != 0 { fail("pthread_create: \(rc)") }
     pthread_detach(thread)
 }
@@ -41,7 +45,9 @@ func mainLoopScenario() {
     let loop = EventLoop.main
     let finished = Locked(0)
     // Posted before run(): must run once run() starts.
-    do { try loop.post { if !EventLoop.isMainThread { ranElsewhere += 1 } } } catch { fail("post before run: \(error)") }
+    do { try loop.post { if !EventLoop.isMainThread { ranElsewhere += 1 } } } catch {
+        fail("post before run: \(error)")
+    }
     let timerFired = Locked(false)
     do {
         try loop.schedule(after: .milliseconds(1)) { timerFired.set(EventLoop.isMainThread) }
@@ -70,10 +76,15 @@ func mainLoopScenario() {
     do { try loop.run() } catch { fail("run: \(error)") }
     let expected = workers * (asyncPerWorker + blockingPerWorker)
     let stats = loop.stats
-    print("ran_on_main=\(ranOnMain) ran_elsewhere=\(ranElsewhere) order_violations=\(orderViolations) timer_on_main=\(timerFired.get()) \(stats)")
+    print(
+        "ran_on_main=\(ranOnMain) ran_elsewhere=\(ranElsewhere) order_violations=\(orderViolations) timer_on_main=\(timerFired.get()) \(stats)"
+    )
     guard ranOnMain == expected, ranElsewhere == 0, orderViolations == 0, timerFired.get(),
-          stats.posted == stats.executed, stats.pending == 0 else { fail("expected \(expected) posts on the main thread") }
-    do { try loop.post {}; fail("post after stop was accepted") } catch EventLoopError.shutDown {} catch { fail("\(error)") }
+        stats.posted == stats.executed, stats.pending == 0
+    else { fail("expected \(expected) posts on the main thread") }
+    do { try loop.post {}; fail("post after stop was accepted") } catch EventLoopError.shutDown {} catch {
+        fail("\(error)")
+    }
     print("OK")
 }
 
@@ -125,9 +136,12 @@ func performSelectorScenario() {
     let greeter = Greeter()
     startThread {
         do {
-            let result = try greeter.performSelector(onMainThread: "greet:title:times:", waitUntilDone: true, withObjects: 2, nil, 3)
+            let result = try greeter.performSelector(
+                onMainThread: "greet:title:times:", waitUntilDone: true, withObjects: 2, nil, 3)
             let call = try EventLoop.main.postAndWait { greeter.calls.first ?? "" }
-            print("result=\(result as? Int ?? -1) on_main=\(call.hasSuffix("on_main=true")) arguments=\(call.split(separator: " ")[0])")
+            print(
+                "result=\(result as? Int ?? -1) on_main=\(call.hasSuffix("on_main=true")) arguments=\(call.split(separator: " ")[0])"
+            )
             // Not waited for: the error goes to standard error, naming loop, selector and error.
             try greeter.performSelector(onMainThread: "refuse", waitUntilDone: false)
             try EventLoop.main.post { EventLoop.main.stop() }
@@ -195,7 +209,9 @@ func concurrencyScenario(mainExecutor: Bool) {
         } catch { fail("worker: \(error)") }
     }
     do { try loop.run() } catch { fail("run: \(error)") }
-    print("dispatch=\(dispatchRan.get()) mainactor=\(mainActorRan.get()) mainactor_run=\(runRan.get()) assume=\(assumeRan.get()) mailbox=\(mailboxRan.get()) off_main=\(offMain.get())")
+    print(
+        "dispatch=\(dispatchRan.get()) mainactor=\(mainActorRan.get()) mainactor_run=\(runRan.get()) assume=\(assumeRan.get()) mailbox=\(mailboxRan.get()) off_main=\(offMain.get())"
+    )
     let stats = loop.stats
     print("main_executor=\(EventLoop.isMainExecutor) \(stats)")
     // Through the opt-in executor, MainActor jobs are mailbox posts too.
@@ -203,7 +219,9 @@ func concurrencyScenario(mainExecutor: Bool) {
     // Each MainActor task is one mailbox post, not two (a job run on the
     // wrong executor identity would be enqueued again by the runtime).
     if mainExecutor && stats.posted >= UInt64(3 * n) { fail("MainActor jobs were enqueued twice") }
-    if !mainExecutor && stats.posted >= UInt64(2 * n) { fail("MainActor jobs went through the mailbox without the opt-in") }
+    if !mainExecutor && stats.posted >= UInt64(2 * n) {
+        fail("MainActor jobs went through the mailbox without the opt-in")
+    }
     print("OK")
 }
 
@@ -239,7 +257,9 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
 }
 
 extension Locked where Value == Int {
-    func increment() -> Int { pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; value += 1; return value }
+    func increment() -> Int {
+        pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; value += 1; return value
+    }
 }
 
 /// A @MainActor class, Invocable in the recommended form.
@@ -270,7 +290,9 @@ func mainActorInvocableScenario() {
             let plainResult = try plain.performSelector(onMainThread: "add:", withObjects: 3, returning: Int.self)
             let io = try EventLoop.spawn(name: "io")
             var refusal = "accepted"
-            do { _ = try counter.performSelector("add:", on: io, withObjects: 1, returning: Int.self) } catch { refusal = "\(error)" }
+            do { _ = try counter.performSelector("add:", on: io, withObjects: 1, returning: Int.self) } catch {
+                refusal = "\(error)"
+            }
             io.stop()
             print("typed=\(first),\(second) plain=\(plainResult) elsewhere=\(refusal)")
             try EventLoop.main.post { EventLoop.main.stop() }

@@ -23,7 +23,8 @@ func launchKVD(_ arguments: [String]) throws -> (Process, Pipe, Int) {
     // The first line says where it serves: "kvd: serving on 127.0.0.1:PORT with ..."
     let text = readOutput(output, until: "\n")
     guard let range = text.range(of: "127.0.0.1:"),
-          let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
+        let port = Int(text[range.upperBound...].prefix { $0.isNumber })
+    else {
         process.terminate()
         throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "kvd did not start: \(text)"])
     }
@@ -75,7 +76,9 @@ func launchKVD(_ arguments: [String]) throws -> (Process, Pipe, Int) {
         #expect(process.terminationStatus == 0, "\(log)")
         // One reply per request written, in order: :1 ... :n.
         let values = replies.split(separator: "\r\n").map { Int($0.dropFirst()) ?? -1 }
-        #expect(values.count == written / request.count, "\(written / request.count) requests written, \(values.count) replies")
+        #expect(
+            values.count == written / request.count,
+            "\(written / request.count) requests written, \(values.count) replies")
         #expect(values == Array(1...n), "the replies are not :1 ... :\(n) in order")
         // And the daemon executed exactly those.
         let executed = log.components(separatedBy: "commands=").last.flatMap { Int($0.prefix { $0.isNumber }) }
@@ -92,7 +95,7 @@ func waitForExit(_ process: Process) -> Bool {
         process.waitUntilExit()
         return false
     }
-    process.waitUntilExit()   // reaps it and settles terminationStatus
+    process.waitUntilExit()  // reaps it and settles terminationStatus
     return true
 }
 
@@ -113,8 +116,10 @@ func readOutput(_ pipe: Pipe, until marker: String) -> String {
 
 /// Runs `kvd` to completion (for flags that make it exit at once), killing
 /// it with SIGKILL and failing the test if it has not exited within `timeout`.
-func runKVD(_ arguments: [String], timeout: Duration = .seconds(30),
-            sourceLocation: SourceLocation = #_sourceLocation) throws -> (Int32, String) {
+func runKVD(
+    _ arguments: [String], timeout: Duration = .seconds(30),
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws -> (Int32, String) {
     let (process, output) = try startKVD(arguments)
     let pid = process.processIdentifier
     let timedOut = Locked(false)
@@ -127,8 +132,9 @@ func runKVD(_ arguments: [String], timeout: Duration = .seconds(30),
     process.waitUntilExit()
     watchdog.cancel()
     if timedOut.get() {
-        Issue.record("kvd \(arguments.joined(separator: " ")) did not exit within \(timeout) and was killed",
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            "kvd \(arguments.joined(separator: " ")) did not exit within \(timeout) and was killed",
+            sourceLocation: sourceLocation)
     }
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }

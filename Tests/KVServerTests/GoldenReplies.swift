@@ -4,42 +4,128 @@
 let goldenReplies: [(name: String, request: String, reply: String)] = [
     ("ping", "PING\r\n", "+PONG\r\n"),
     ("ping message", "*2\r\n$4\r\nPING\r\n$5\r\nhello\r\n", "$5\r\nhello\r\n"),
-    ("ping too many", "*3\r\n$4\r\nPING\r\n$1\r\na\r\n$1\r\nb\r\n", "-ERR wrong number of arguments for 'ping' command\r\n"),
+    (
+        "ping too many", "*3\r\n$4\r\nPING\r\n$1\r\na\r\n$1\r\nb\r\n",
+        "-ERR wrong number of arguments for 'ping' command\r\n"
+    ),
     ("echo", "*2\r\n$4\r\nECHO\r\n$3\r\nhey\r\n", "$3\r\nhey\r\n"),
     ("echo arity", "*1\r\n$4\r\necho\r\n", "-ERR wrong number of arguments for 'echo' command\r\n"),
     ("get missing", "*2\r\n$3\r\nGET\r\n$3\r\nnop\r\n", "$-1\r\n"),
     ("set get", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "+OK\r\n$1\r\nv\r\n"),
-    ("get arity", "*1\r\n$3\r\nget\r\n*3\r\n$3\r\nget\r\n$1\r\na\r\n$1\r\nb\r\n", "-ERR wrong number of arguments for 'get' command\r\n-ERR wrong number of arguments for 'get' command\r\n"),
-    ("set binary", "*3\r\n$3\r\nSET\r\n$3\r\nb\u{0}n\r\n$4\r\n\u{0}\u{ff}\r\n\r\n*2\r\n$3\r\nGET\r\n$3\r\nb\u{0}n\r\n", "+OK\r\n$4\r\n\u{0}\u{ff}\r\n\r\n"),
-    ("set nx xx", "SET a 1 NX\r\nSET a 2 NX\r\nSET b 1 XX\r\nSET a 3 XX\r\nGET a\r\n", "+OK\r\n$-1\r\n$-1\r\n+OK\r\n$1\r\n3\r\n"),
-    ("set get option", "SET a 1\r\nSET a 2 GET\r\nSET z 2 GET\r\nSET a 9 NX GET\r\nGET a\r\n", "+OK\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n$1\r\n2\r\n"),
-    ("set ex px", "SET a 1 EX 100\r\nTTL a\r\nSET b 1 PX 100000\r\nTTL b\r\nSET c 1 EX 0\r\nSET c 1 EX -5\r\nSET c 1 EX abc\r\nSET c 1 PX 1.5\r\n", "+OK\r\n:100\r\n+OK\r\n:100\r\n-ERR invalid expire time in 'set' command\r\n-ERR invalid expire time in 'set' command\r\n-ERR value is not an integer or out of range\r\n-ERR value is not an integer or out of range\r\n"),
-    ("set syntax", "SET a 1 NX XX\r\nSET a 1 EX 10 PX 10\r\nSET a 1 BOGUS\r\nSET a 1 EX\r\nSET a 1 KEEPTTL EX 5\r\n", "-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n"),
-    ("set keepttl", "SET a 1 EX 100\r\nSET a 2 KEEPTTL\r\nTTL a\r\nSET a 3\r\nTTL a\r\n", "+OK\r\n+OK\r\n:100\r\n+OK\r\n:-1\r\n"),
-    ("set overflow expire", "SET a 1 EX 9223372036854775807\r\nSET a 1 PX 9223372036854775807\r\n", "-ERR invalid expire time in 'set' command\r\n-ERR invalid expire time in 'set' command\r\n"),
+    (
+        "get arity", "*1\r\n$3\r\nget\r\n*3\r\n$3\r\nget\r\n$1\r\na\r\n$1\r\nb\r\n",
+        "-ERR wrong number of arguments for 'get' command\r\n-ERR wrong number of arguments for 'get' command\r\n"
+    ),
+    (
+        "set binary",
+        "*3\r\n$3\r\nSET\r\n$3\r\nb\u{0}n\r\n$4\r\n\u{0}\u{ff}\r\n\r\n*2\r\n$3\r\nGET\r\n$3\r\nb\u{0}n\r\n",
+        "+OK\r\n$4\r\n\u{0}\u{ff}\r\n\r\n"
+    ),
+    (
+        "set nx xx", "SET a 1 NX\r\nSET a 2 NX\r\nSET b 1 XX\r\nSET a 3 XX\r\nGET a\r\n",
+        "+OK\r\n$-1\r\n$-1\r\n+OK\r\n$1\r\n3\r\n"
+    ),
+    (
+        "set get option", "SET a 1\r\nSET a 2 GET\r\nSET z 2 GET\r\nSET a 9 NX GET\r\nGET a\r\n",
+        "+OK\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n$1\r\n2\r\n"
+    ),
+    (
+        "set ex px",
+        "SET a 1 EX 100\r\nTTL a\r\nSET b 1 PX 100000\r\nTTL b\r\nSET c 1 EX 0\r\nSET c 1 EX -5\r\nSET c 1 EX abc\r\nSET c 1 PX 1.5\r\n",
+        "+OK\r\n:100\r\n+OK\r\n:100\r\n-ERR invalid expire time in 'set' command\r\n-ERR invalid expire time in 'set' command\r\n-ERR value is not an integer or out of range\r\n-ERR value is not an integer or out of range\r\n"
+    ),
+    (
+        "set syntax", "SET a 1 NX XX\r\nSET a 1 EX 10 PX 10\r\nSET a 1 BOGUS\r\nSET a 1 EX\r\nSET a 1 KEEPTTL EX 5\r\n",
+        "-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n"
+    ),
+    (
+        "set keepttl", "SET a 1 EX 100\r\nSET a 2 KEEPTTL\r\nTTL a\r\nSET a 3\r\nTTL a\r\n",
+        "+OK\r\n+OK\r\n:100\r\n+OK\r\n:-1\r\n"
+    ),
+    (
+        "set overflow expire", "SET a 1 EX 9223372036854775807\r\nSET a 1 PX 9223372036854775807\r\n",
+        "-ERR invalid expire time in 'set' command\r\n-ERR invalid expire time in 'set' command\r\n"
+    ),
     ("getset", "GETSET a 1\r\nGETSET a 2\r\nGET a\r\n", "$-1\r\n$1\r\n1\r\n$1\r\n2\r\n"),
-    ("del exists", "MSET a 1 b 2 c 3\r\nEXISTS a b nope a\r\nDEL a b nope\r\nEXISTS a b c\r\nDEL\r\n", "+OK\r\n:3\r\n:2\r\n:1\r\n-ERR wrong number of arguments for 'del' command\r\n"),
-    ("incr decr", "INCR n\r\nINCR n\r\nDECR n\r\nINCRBY n 10\r\nDECRBY n 3\r\nINCRBY n -20\r\nGET n\r\n", ":1\r\n:2\r\n:1\r\n:11\r\n:8\r\n:-12\r\n$3\r\n-12\r\n"),
-    ("incr errors", "SET s abc\r\nINCR s\r\nSET t ' 1'\r\nINCR t\r\nSET u 01\r\nINCR u\r\nINCRBY n x\r\nINCRBY n 1.5\r\n", "+OK\r\n-ERR value is not an integer or out of range\r\n+OK\r\n-ERR value is not an integer or out of range\r\n+OK\r\n-ERR value is not an integer or out of range\r\n-ERR value is not an integer or out of range\r\n-ERR value is not an integer or out of range\r\n"),
-    ("incr overflow", "SET n 9223372036854775807\r\nINCR n\r\nSET m -9223372036854775808\r\nDECR m\r\nDECRBY m -9223372036854775808\r\nINCRBY x 99999999999999999999\r\n", "+OK\r\n-ERR increment or decrement would overflow\r\n+OK\r\n-ERR increment or decrement would overflow\r\n-ERR decrement would overflow\r\n-ERR value is not an integer or out of range\r\n"),
-    ("append strlen", "APPEND a hello\r\nAPPEND a \" world\"\r\nGET a\r\nSTRLEN a\r\nSTRLEN nope\r\n", ":5\r\n:11\r\n$11\r\nhello world\r\n:11\r\n:0\r\n"),
-    ("mget mset", "MSET a 1 b 2\r\nMGET a nope b\r\nMSET a\r\nMSET a 1 b\r\n", "+OK\r\n*3\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n-ERR wrong number of arguments for 'mset' command\r\n-ERR wrong number of arguments for 'mset' command\r\n"),
-    ("expire ttl persist", "SET a 1\r\nTTL a\r\nPTTL a\r\nTTL nope\r\nPTTL nope\r\nEXPIRE a 100\r\nTTL a\r\nPERSIST a\r\nTTL a\r\nPERSIST a\r\nPERSIST nope\r\nEXPIRE nope 10\r\n", "+OK\r\n:-1\r\n:-1\r\n:-2\r\n:-2\r\n:1\r\n:100\r\n:1\r\n:-1\r\n:0\r\n:0\r\n:0\r\n"),
-    ("expire options", "SET a 1\r\nEXPIRE a 100 XX\r\nEXPIRE a 100 NX\r\nEXPIRE a 200 NX\r\nEXPIRE a 50 GT\r\nEXPIRE a 500 GT\r\nEXPIRE a 1000 LT\r\nEXPIRE a 10 LT\r\nTTL a\r\nEXPIRE a 10 NX XX\r\nEXPIRE a 10 GT LT\r\nEXPIRE a 10 BOGUS\r\n", "+OK\r\n:0\r\n:1\r\n:0\r\n:0\r\n:1\r\n:0\r\n:1\r\n:10\r\n-ERR NX and XX, GT or LT options at the same time are not compatible\r\n-ERR GT and LT options at the same time are not compatible\r\n-ERR Unsupported option BOGUS\r\n"),
-    ("expire errors", "SET a 1\r\nEXPIRE a abc\r\nEXPIRE a 9223372036854775807\r\nPEXPIRE a 9223372036854775807\r\n", "+OK\r\n-ERR value is not an integer or out of range\r\n-ERR invalid expire time in 'expire' command\r\n-ERR invalid expire time in 'pexpire' command\r\n"),
-    ("expire past deletes", "SET a 1\r\nEXPIRE a -1\r\nEXISTS a\r\nSET b 1\r\nPEXPIRE b 0\r\nGET b\r\n", "+OK\r\n:1\r\n:0\r\n+OK\r\n:1\r\n$-1\r\n"),
+    (
+        "del exists", "MSET a 1 b 2 c 3\r\nEXISTS a b nope a\r\nDEL a b nope\r\nEXISTS a b c\r\nDEL\r\n",
+        "+OK\r\n:3\r\n:2\r\n:1\r\n-ERR wrong number of arguments for 'del' command\r\n"
+    ),
+    (
+        "incr decr", "INCR n\r\nINCR n\r\nDECR n\r\nINCRBY n 10\r\nDECRBY n 3\r\nINCRBY n -20\r\nGET n\r\n",
+        ":1\r\n:2\r\n:1\r\n:11\r\n:8\r\n:-12\r\n$3\r\n-12\r\n"
+    ),
+    (
+        "incr errors",
+        "SET s abc\r\nINCR s\r\nSET t ' 1'\r\nINCR t\r\nSET u 01\r\nINCR u\r\nINCRBY n x\r\nINCRBY n 1.5\r\n",
+        "+OK\r\n-ERR value is not an integer or out of range\r\n+OK\r\n-ERR value is not an integer or out of range\r\n+OK\r\n-ERR value is not an integer or out of range\r\n-ERR value is not an integer or out of range\r\n-ERR value is not an integer or out of range\r\n"
+    ),
+    (
+        "incr overflow",
+        "SET n 9223372036854775807\r\nINCR n\r\nSET m -9223372036854775808\r\nDECR m\r\nDECRBY m -9223372036854775808\r\nINCRBY x 99999999999999999999\r\n",
+        "+OK\r\n-ERR increment or decrement would overflow\r\n+OK\r\n-ERR increment or decrement would overflow\r\n-ERR decrement would overflow\r\n-ERR value is not an integer or out of range\r\n"
+    ),
+    (
+        "append strlen", "APPEND a hello\r\nAPPEND a \" world\"\r\nGET a\r\nSTRLEN a\r\nSTRLEN nope\r\n",
+        ":5\r\n:11\r\n$11\r\nhello world\r\n:11\r\n:0\r\n"
+    ),
+    (
+        "mget mset", "MSET a 1 b 2\r\nMGET a nope b\r\nMSET a\r\nMSET a 1 b\r\n",
+        "+OK\r\n*3\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n-ERR wrong number of arguments for 'mset' command\r\n-ERR wrong number of arguments for 'mset' command\r\n"
+    ),
+    (
+        "expire ttl persist",
+        "SET a 1\r\nTTL a\r\nPTTL a\r\nTTL nope\r\nPTTL nope\r\nEXPIRE a 100\r\nTTL a\r\nPERSIST a\r\nTTL a\r\nPERSIST a\r\nPERSIST nope\r\nEXPIRE nope 10\r\n",
+        "+OK\r\n:-1\r\n:-1\r\n:-2\r\n:-2\r\n:1\r\n:100\r\n:1\r\n:-1\r\n:0\r\n:0\r\n:0\r\n"
+    ),
+    (
+        "expire options",
+        "SET a 1\r\nEXPIRE a 100 XX\r\nEXPIRE a 100 NX\r\nEXPIRE a 200 NX\r\nEXPIRE a 50 GT\r\nEXPIRE a 500 GT\r\nEXPIRE a 1000 LT\r\nEXPIRE a 10 LT\r\nTTL a\r\nEXPIRE a 10 NX XX\r\nEXPIRE a 10 GT LT\r\nEXPIRE a 10 BOGUS\r\n",
+        "+OK\r\n:0\r\n:1\r\n:0\r\n:0\r\n:1\r\n:0\r\n:1\r\n:10\r\n-ERR NX and XX, GT or LT options at the same time are not compatible\r\n-ERR GT and LT options at the same time are not compatible\r\n-ERR Unsupported option BOGUS\r\n"
+    ),
+    (
+        "expire errors", "SET a 1\r\nEXPIRE a abc\r\nEXPIRE a 9223372036854775807\r\nPEXPIRE a 9223372036854775807\r\n",
+        "+OK\r\n-ERR value is not an integer or out of range\r\n-ERR invalid expire time in 'expire' command\r\n-ERR invalid expire time in 'pexpire' command\r\n"
+    ),
+    (
+        "expire past deletes", "SET a 1\r\nEXPIRE a -1\r\nEXISTS a\r\nSET b 1\r\nPEXPIRE b 0\r\nGET b\r\n",
+        "+OK\r\n:1\r\n:0\r\n+OK\r\n:1\r\n$-1\r\n"
+    ),
     ("pexpire", "SET a 1\r\nPEXPIRE a 100000\r\nTTL a\r\n", "+OK\r\n:1\r\n:100\r\n"),
-    ("keys", "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n", "+OK\r\n*3\r\n$5\r\nhello\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"),
-    ("dbsize flushall", "MSET a 1 b 2\r\nDBSIZE\r\nFLUSHALL\r\nDBSIZE\r\nFLUSHALL ASYNC\r\nFLUSHALL SYNC\r\nFLUSHALL BOGUS\r\nDBSIZE x\r\n", "+OK\r\n:2\r\n+OK\r\n:0\r\n+OK\r\n+OK\r\n-ERR syntax error\r\n-ERR wrong number of arguments for 'dbsize' command\r\n"),
-    ("unknown command", "NOSUCH\r\nNOSUCH a b\r\n*2\r\n$6\r\nnosuch\r\n$3\r\na\r\nb\r\n", "-ERR unknown command 'NOSUCH', with args beginning with: \r\n-ERR unknown command 'NOSUCH', with args beginning with: 'a' 'b' \r\n-ERR unknown command 'nosuch', with args beginning with: 'a  ' \r\n"),
+    (
+        "keys",
+        "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n",
+        "+OK\r\n*3\r\n$5\r\nhello\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
+    ),
+    (
+        "dbsize flushall",
+        "MSET a 1 b 2\r\nDBSIZE\r\nFLUSHALL\r\nDBSIZE\r\nFLUSHALL ASYNC\r\nFLUSHALL SYNC\r\nFLUSHALL BOGUS\r\nDBSIZE x\r\n",
+        "+OK\r\n:2\r\n+OK\r\n:0\r\n+OK\r\n+OK\r\n-ERR syntax error\r\n-ERR wrong number of arguments for 'dbsize' command\r\n"
+    ),
+    (
+        "unknown command", "NOSUCH\r\nNOSUCH a b\r\n*2\r\n$6\r\nnosuch\r\n$3\r\na\r\nb\r\n",
+        "-ERR unknown command 'NOSUCH', with args beginning with: \r\n-ERR unknown command 'NOSUCH', with args beginning with: 'a' 'b' \r\n-ERR unknown command 'nosuch', with args beginning with: 'a  ' \r\n"
+    ),
     ("case insensitive", "sEt A 1\r\ngEt A\r\nget a\r\n", "+OK\r\n$1\r\n1\r\n$-1\r\n"),
-    ("inline quotes", "SET \"a b\" 'c d'\r\nGET \"a b\"\r\nSET q \"x\\x41\\ny\"\r\nGET q\r\n", "+OK\r\n$3\r\nc d\r\n+OK\r\n$4\r\nxA\ny\r\n"),
-    ("config get", "CONFIG GET save\r\nCONFIG GET appendonly\r\nCONFIG GET nosuchparameter\r\n", "*2\r\n$4\r\nsave\r\n$0\r\n\r\n*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n*0\r\n"),
+    (
+        "inline quotes", "SET \"a b\" 'c d'\r\nGET \"a b\"\r\nSET q \"x\\x41\\ny\"\r\nGET q\r\n",
+        "+OK\r\n$3\r\nc d\r\n+OK\r\n$4\r\nxA\ny\r\n"
+    ),
+    (
+        "config get", "CONFIG GET save\r\nCONFIG GET appendonly\r\nCONFIG GET nosuchparameter\r\n",
+        "*2\r\n$4\r\nsave\r\n$0\r\n\r\n*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n*0\r\n"
+    ),
     ("empty requests", "\r\n*0\r\nPING\r\n", "+PONG\r\n"),
     ("quit", "PING\r\nQUIT\r\nPING\r\n", "+PONG\r\n+OK\r\n"),
-    ("protocol error multibulk", "PING\r\n*abc\r\nPING\r\n", "+PONG\r\n-ERR Protocol error: invalid multibulk length\r\n"),
+    (
+        "protocol error multibulk", "PING\r\n*abc\r\nPING\r\n",
+        "+PONG\r\n-ERR Protocol error: invalid multibulk length\r\n"
+    ),
     ("protocol error bulk length", "*1\r\n$-5\r\n", "-ERR Protocol error: invalid bulk length\r\n"),
     ("protocol error expected dollar", "*1\r\n:1\r\n", "-ERR Protocol error: expected '$', got ':'\r\n"),
     ("protocol error unbalanced quotes", "SET \"a 1\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n"),
-    ("protocol error bulk too big", "*2\r\n$3\r\nGET\r\n$536870913\r\n", "-ERR Protocol error: invalid bulk length\r\n"),
+    (
+        "protocol error bulk too big", "*2\r\n$3\r\nGET\r\n$536870913\r\n",
+        "-ERR Protocol error: invalid bulk length\r\n"
+    ),
 ]

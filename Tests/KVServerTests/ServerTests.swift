@@ -2,8 +2,9 @@
 // command, pipelining, expiry, concurrent clients, hostile and vanishing
 // clients, the client limit, and a graceful SIGTERM that loses no reply.
 import Glibc
-import Testing
 import TestKit
+import Testing
+
 @testable import KVServer
 
 @Suite(.timeLimit(.minutes(5))) struct ServerTests {
@@ -24,7 +25,8 @@ import TestKit
                     let expectedReplies = splitReplies(expected).map(unorderedArray)
                     #expect(gotReplies.count == expectedReplies.count, "keys: \(gotReplies.count) replies")
                     for (index, (g, e)) in zip(gotReplies, expectedReplies).enumerated() {
-                        #expect(g == e, "keys reply \(index): got \(String(decoding: g, as: UTF8.self).debugDescription)")
+                        #expect(
+                            g == e, "keys reply \(index): got \(String(decoding: g, as: UTF8.self).debugDescription)")
                     }
                 } else {
                     #expect(got == expected, "\(name): got \(String(decoding: got, as: UTF8.self).debugDescription)")
@@ -53,10 +55,11 @@ import TestKit
             // Never touched again: only the active cycle can remove them.
             client.send((0..<100).map { "SET k\($0) v PX 20\r\n" }.joined())
             #expect(client.read(count: 500).count == 500)
-            #expect(eventually {
-                client.send("DBSIZE\r\n")
-                return client.readLine() == ":0\r\n"
-            })
+            #expect(
+                eventually {
+                    client.send("DBSIZE\r\n")
+                    return client.readLine() == ":0\r\n"
+                })
         }
     }
 
@@ -97,7 +100,7 @@ import TestKit
             for _ in 0..<20 {
                 let vanishing = try TestClient(port: server.port)
                 vanishing.send(String(repeating: "SET x y\r\n", count: 5_000) + "*3\r\n$3\r\nSET\r\n$1\r\nk")
-                var linger = linger(l_onoff: 1, l_linger: 0)   // close with RST
+                var linger = linger(l_onoff: 1, l_linger: 0)  // close with RST
                 setsockopt(vanishing.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
             }
             #expect(eventually { server.connectedClients == 1 })
@@ -139,7 +142,8 @@ func splitReplies(_ stream: [UInt8]) -> [[UInt8]] {
         replies.append(Array(stream[index..<end]))
         index = end
     }
-    if index < stream.count { replies.append(Array(stream[index...])) }   // a truncated tail, kept to fail the comparison
+    // A truncated tail, kept to fail the comparison.
+    if index < stream.count { replies.append(Array(stream[index...])) }
     return replies
 }
 

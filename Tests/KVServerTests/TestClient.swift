@@ -2,6 +2,7 @@
 // helpers to run a Server in-process or kvd as a child process.
 import Glibc
 import MainLoop
+
 @testable import KVServer
 
 /// One Unicode scalar per byte (how GoldenReplies.swift spells bytes).
@@ -17,7 +18,9 @@ final class TestClient {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard rc == 0 else { throw EventLoopError.system(call: "connect", errno: errno) }
         // Every read is bounded: a server bug fails the test instead of hanging it.
@@ -33,7 +36,9 @@ final class TestClient {
     func send(_ data: [UInt8]) -> Int {
         var offset = 0
         while offset < data.count {
-            let n = data.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, data.count - offset, Int32(MSG_NOSIGNAL)) }
+            let n = data.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, data.count - offset, Int32(MSG_NOSIGNAL))
+            }
             if n <= 0 { return offset }
             offset += n
         }

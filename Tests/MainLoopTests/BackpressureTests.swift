@@ -2,8 +2,9 @@
 // FIFO order, nothing is lost, tryPost and post(timeout:) refuse cleanly,
 // and stop() releases producers blocked for room.
 import Glibc
-import Testing
 import TestKit
+import Testing
+
 @testable import MainLoop
 
 @Suite(.timeLimit(.minutes(5))) struct BackpressureTests {
@@ -94,7 +95,7 @@ import TestKit
         let loop = try EventLoop.spawn(name: "fifo", mailboxCapacity: 1)
         defer { stopAndWait(loop) }
         let gate = try Gate.occupy(loop)
-        try loop.post {}   // the mailbox is now full
+        try loop.post {}  // the mailbox is now full
         let order = Locked<[Int]>([])
         var threads: [TestThread] = []
         for p in 0..<5 {

@@ -1,6 +1,7 @@
 // BlockingPostTests.swift: postAndWait's results, inline runs, timeouts and deadlock detection.
 import Glibc
 import Testing
+
 @testable import MainLoop
 
 private struct WorkFailed: Error, Equatable { let code: Int }
@@ -27,7 +28,9 @@ private struct WorkFailed: Error, Equatable { let code: Int }
             let result = try loop.postAndWait { () throws -> (Int, Bool) in
                 var order: [Int] = []
                 order.append(1)
-                let inner = try loop.postAndWait { order.append(2); return 2 }
+                let inner = try loop.postAndWait {
+                    order.append(2); return 2
+                }
                 order.append(3)
                 return (inner, order == [1, 2, 3])
             }
@@ -43,7 +46,7 @@ private struct WorkFailed: Error, Equatable { let code: Int }
                 try loop.postAndWait(timeout: .milliseconds(20)) { ran.withValue { $0 = true } }
             }
             gate.open()
-            try loop.postAndWait {}   // everything queued before this has been processed
+            try loop.postAndWait {}  // everything queued before this has been processed
             #expect(ran.current == false)
         }
     }
@@ -91,7 +94,9 @@ private struct WorkFailed: Error, Equatable { let code: Int }
                     let inner = try a.postAndWait {
                         try b.postAndWait {
                             try c.postAndWait { () -> EventLoopError? in
-                                do { try a.postAndWait(timeout: .seconds(30)) {}; return nil } catch let e as EventLoopError { return e }
+                                do { try a.postAndWait(timeout: .seconds(30)) {}; return nil } catch let e
+                                    as EventLoopError
+                                { return e }
                             }
                         }
                     }

@@ -2,8 +2,9 @@
 // the ordering promise across posts, invocations and executor jobs, and
 // (in child processes) MainActor and DispatchQueue.main on EventLoop.main.
 import Glibc
-import Testing
 import TestKit
+import Testing
+
 @testable import MainLoop
 
 /// An actor pinned to a loop of its own.
@@ -117,13 +118,15 @@ struct Boom: Error, Equatable {}
     @Test func mainActorAndDispatchMainRunOnTheMainLoop() throws {
         let (status, output) = try runHelper("concurrency")
         #expect(status == 0, "\(output)")
-        #expect(output.contains("dispatch=200 mainactor=200 mainactor_run=1 assume=1 mailbox=200 off_main=0"), "\(output)")
+        #expect(
+            output.contains("dispatch=200 mainactor=200 mainactor_run=1 assume=1 mailbox=200 off_main=0"), "\(output)")
     }
 
     @Test func mainActorJobsGoThroughTheMailboxWithTheOptInMainExecutor() throws {
         let (status, output) = try runHelper("concurrency-main-executor")
         #expect(status == 0, "\(output)")
-        #expect(output.contains("dispatch=200 mainactor=200 mainactor_run=1 assume=1 mailbox=200 off_main=0"), "\(output)")
+        #expect(
+            output.contains("dispatch=200 mainactor=200 mainactor_run=1 assume=1 mailbox=200 off_main=0"), "\(output)")
         #expect(output.contains("main_executor=true"), "\(output)")
     }
 }
@@ -145,7 +148,10 @@ actor PinnedToLoop {
             _ = await PinnedToLoop(loop).touch()
         }
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(text.contains("loop 'io' has stopped; an actor or task pinned to it can never run again: stop it only after its actors are done"), "\(text)")
+        #expect(
+            text.contains(
+                "loop 'io' has stopped; an actor or task pinned to it can never run again: stop it only after its actors are done"
+            ), "\(text)")
     }
 }
 
@@ -157,7 +163,7 @@ nonisolated func whereAmI() async -> String? { EventLoop.current?.name }
         try await withSpawnedLoopAsync("preferred") { loop in
             let names = await Task(executorPreference: loop.executor) { () async -> [String?] in
                 let first = await whereAmI()
-                try? await Task.sleep(for: .milliseconds(1))   // after a suspension, still there
+                try? await Task.sleep(for: .milliseconds(1))  // after a suspension, still there
                 let second = await whereAmI()
                 return [first, second]
             }.value

@@ -1,8 +1,9 @@
 // FaultTests.swift: faults injected on purpose: a full eventfd counter,
 // signal storms (EINTR everywhere), and a trapping handler in a child process.
 import Glibc
-import Testing
 import TestKit
+import Testing
+
 @testable import MainLoop
 
 @Suite(.timeLimit(.minutes(5))) struct FaultTests {
@@ -19,7 +20,7 @@ import TestKit
         var one: UInt64 = 1
         #expect(write(try loop.core().eventFD, &one, 8) == -1 && errno == EAGAIN)
         let ran = Locked(0)
-        for _ in 0..<100 { try loop.post { ran.withValue { $0 += 1 } } }   // the first one's write hits EAGAIN
+        for _ in 0..<100 { try loop.post { ran.withValue { $0 += 1 } } }  // the first one's write hits EAGAIN
         let runner = TestThread { try? loop.run() }
         #expect(eventually { ran.current == 100 })
         // The drain that ran them published its count in the same critical
@@ -74,7 +75,9 @@ import TestKit
         for scenario in ["trap", "trap-async"] {
             let (status, output) = try runHelper(scenario)
             #expect(status != 0)
-            #expect(output.contains("MainLoop: loop 'worker' crashed (signal 4) while performing Bomb.explode:"), "\(output)")
+            #expect(
+                output.contains("MainLoop: loop 'worker' crashed (signal 4) while performing Bomb.explode:"),
+                "\(output)")
             #expect(output.contains("Fatal error: explode: 42"))
         }
     }

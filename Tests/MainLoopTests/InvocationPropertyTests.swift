@@ -3,6 +3,7 @@
 // arguments or throws exactly the InvocationError an independent model
 // predicts; nothing crashes. Seeded, so a failure reproduces.
 import Testing
+
 @testable import MainLoop
 
 /// SplitMix64: small, fast, reproducible.
@@ -58,7 +59,8 @@ enum Kind: CaseIterable {
     }
 }
 
-struct Parameter { let kind: Kind; let optional: Bool
+struct Parameter {
+    let kind: Kind; let optional: Bool
     var name: String { optional ? "Optional<\(kind.typeName)>" : kind.typeName }
     func accepts(_ value: Kind) -> Bool { value == kind || (value == .none && optional) }
 }
@@ -67,9 +69,14 @@ let model: [Selector: [Parameter]] = [
     "ping": [],
     "one:": [Parameter(kind: .int, optional: false)],
     "two:and:": [Parameter(kind: .string, optional: true), Parameter(kind: .double, optional: false)],
-    "three:and:and:": [Parameter(kind: .int, optional: true), Parameter(kind: .bool, optional: false), Parameter(kind: .badge, optional: false)],
-    "four:and:and:and:": [Parameter(kind: .int, optional: false), Parameter(kind: .int, optional: false),
-                          Parameter(kind: .string, optional: false), Parameter(kind: .int, optional: true)],
+    "three:and:and:": [
+        Parameter(kind: .int, optional: true), Parameter(kind: .bool, optional: false),
+        Parameter(kind: .badge, optional: false),
+    ],
+    "four:and:and:and:": [
+        Parameter(kind: .int, optional: false), Parameter(kind: .int, optional: false),
+        Parameter(kind: .string, optional: false), Parameter(kind: .int, optional: true),
+    ],
 ]
 
 func randomValue(_ kind: Kind, _ rng: inout SeededGenerator) -> Any? {
@@ -91,9 +98,10 @@ func expectedOutcome(_ selector: Selector, _ kinds: [Kind], _ values: [Any?]) ->
         return .failure(.argumentCountMismatch(selector, expected: parameters.count, got: kinds.count))
     }
     for (index, (parameter, kind)) in zip(parameters, kinds).enumerated() where !parameter.accepts(kind) {
-        return .failure(kind == .none
-            ? .nilForNonOptional(selector, index: index, expected: parameter.name)
-            : .argumentTypeMismatch(selector, index: index, expected: parameter.name, actual: kind.typeName))
+        return .failure(
+            kind == .none
+                ? .nilForNonOptional(selector, index: index, expected: parameter.name)
+                : .argumentTypeMismatch(selector, index: index, expected: parameter.name, actual: kind.typeName))
     }
     return .success(values.map(render))
 }
@@ -145,7 +153,8 @@ func expectedOutcome(_ selector: Selector, _ kinds: [Kind], _ values: [Any?]) ->
                 let (selector, kinds, values) = Self.randomCall(&rng)
                 let expected = expectedOutcome(selector, kinds, values)
                 do {
-                    let result = try probe.performSelector(selector, on: loop, waitUntilDone: true, withArguments: values)
+                    let result = try probe.performSelector(
+                        selector, on: loop, waitUntilDone: true, withArguments: values)
                     #expect(expected == .success(result as! [String]))
                 } catch let error as InvocationError {
                     #expect(expected == .failure(error))

@@ -1,6 +1,7 @@
 // InvocationTests.swift: selectors, method tables, signatures, the up-front
 // checks and their messages, and invoking.
 import Testing
+
 @testable import MainLoop
 
 struct Refused: Error, Equatable { let reason: String }
@@ -51,8 +52,9 @@ final class Account: Invocable {
         #expect(ObjectIdentifier(signature.returnType) == ObjectIdentifier(Int.self))
         #expect(Account.methods.signature(for: "reset")?.returnTypeName == "()")
         #expect(Account.methods.signature(for: "launch:") == nil)
-        #expect(Account.methods.selectors.map(\.name)
-            == ["balance", "deposit:note:times:", "nickname", "reset", "scale:", "withdraw:"])
+        #expect(
+            Account.methods.selectors.map(\.name)
+                == ["balance", "deposit:note:times:", "nickname", "reset", "scale:", "withdraw:"])
     }
 
     @Test func invokeCallsTheMethodWithItsArgumentsAndReturnsItsResult() throws {
@@ -79,8 +81,10 @@ final class Account: Invocable {
             try Invocation(target: Account(), selector: "launch:", arguments: [1])
         }
         #expect(error == .unrecognizedSelector("launch:", targetType: "Account", answers: Account.methods.selectors))
-        #expect(error?.description
-            == "Account does not recognize selector 'launch:' (it answers: balance, deposit:note:times:, nickname, reset, scale:, withdraw:)")
+        #expect(
+            error?.description
+                == "Account does not recognize selector 'launch:' (it answers: balance, deposit:note:times:, nickname, reset, scale:, withdraw:)"
+        )
     }
 
     @Test func tooFewAndTooManyArgumentsAreRefused() {
@@ -90,8 +94,9 @@ final class Account: Invocable {
         #expect(throws: InvocationError.argumentCountMismatch("reset", expected: 0, got: 1)) {
             try Invocation(target: Account(), selector: "reset", arguments: [1])
         }
-        #expect(InvocationError.argumentCountMismatch("reset", expected: 0, got: 1).description
-            == "'reset' takes 0 arguments, got 1")
+        #expect(
+            InvocationError.argumentCountMismatch("reset", expected: 0, got: 1).description
+                == "'reset' takes 0 arguments, got 1")
     }
 
     @Test func nilIntoANonOptionalParameterIsRefused() {
@@ -99,8 +104,9 @@ final class Account: Invocable {
             try Invocation(target: Account(), selector: "deposit:note:times:", arguments: [nil, nil, 1])
         }
         #expect(error == .nilForNonOptional("deposit:note:times:", index: 0, expected: "Int"))
-        #expect(error?.description
-            == "'deposit:note:times:' argument 0 must be Int, got nil (only Optional parameters take nil)")
+        #expect(
+            error?.description
+                == "'deposit:note:times:' argument 0 must be Int, got nil (only Optional parameters take nil)")
     }
 
     @Test func anIntIsNotADouble() {
@@ -112,7 +118,10 @@ final class Account: Invocable {
     }
 
     @Test func theLowestOffendingIndexIsReported() {
-        #expect(throws: InvocationError.argumentTypeMismatch("deposit:note:times:", index: 1, expected: "Optional<String>", actual: "Int")) {
+        #expect(
+            throws: InvocationError.argumentTypeMismatch(
+                "deposit:note:times:", index: 1, expected: "Optional<String>", actual: "Int")
+        ) {
             try Invocation(target: Account(), selector: "deposit:note:times:", arguments: [1, 2, "three"])
         }
     }

@@ -1,8 +1,9 @@
 // LifecycleTests.swift: run, stop, and what happens to work, timers, watchers
 // and blocked callers when a loop stops.
 import Glibc
-import Testing
 import TestKit
+import Testing
+
 @testable import MainLoop
 
 @Suite(.timeLimit(.minutes(5))) struct LifecycleTests {
@@ -81,7 +82,7 @@ import TestKit
         #expect(!timer.isPending)
         #expect(!watch.isActive)
         #expect(fired.current == false)
-        timer.cancel()   // still safe after the loop stopped
+        timer.cancel()  // still safe after the loop stopped
         watch.cancel()
     }
 
@@ -133,8 +134,9 @@ import TestKit
     }
 
     @Test func errorsNameWhatFailed() {
-        #expect(EventLoopError.system(call: "eventfd", errno: EMFILE).description
-            == "eventfd failed: Too many open files (errno 24)")
+        #expect(
+            EventLoopError.system(call: "eventfd", errno: EMFILE).description
+                == "eventfd failed: Too many open files (errno 24)")
         #expect("\(EventLoopError.shutDown)".contains("stopped"))
     }
 }

@@ -8,8 +8,9 @@
 // waits (with postAndWait) for its loop to start, so in the broken build it
 // would hang before the test could observe anything.
 import Glibc
-import Testing
 import TestKit
+import Testing
+
 @testable import MainLoop
 
 /// How long a release may take before the test calls it lost. Generous: a
@@ -17,8 +18,10 @@ import TestKit
 private let releaseBound = Duration.seconds(10)
 
 /// A loop run by a plain thread; stopped and joined (bounded) at the end.
-private func withRunningLoop(_ name: String, mailboxCapacity: Int? = nil,
-                             _ body: (EventLoop) throws -> Void) throws {
+private func withRunningLoop(
+    _ name: String, mailboxCapacity: Int? = nil,
+    _ body: (EventLoop) throws -> Void
+) throws {
     let loop = try EventLoop(name: name, mailboxCapacity: mailboxCapacity)
     let runner = TestThread { try? loop.run() }
     defer {
@@ -42,7 +45,7 @@ private func hasStarted(_ loop: EventLoop) -> Bool {
             let gate = try Gate.occupy(loop)
             let result = Locked<Int?>(nil)
             let caller = TestThread {
-                let value = try? loop.postAndWait { 42 }   // not inside the lock: the test reads it meanwhile
+                let value = try? loop.postAndWait { 42 }  // not inside the lock: the test reads it meanwhile
                 result.withValue { $0 = value }
             }
             #expect(eventually { loop.stats.pending == 1 })
@@ -55,7 +58,7 @@ private func hasStarted(_ loop: EventLoop) -> Bool {
     @Test func postWithTimeoutReturnsWhenRoomArrivesInTime() throws {
         try withRunningLoop("live-room-timeout", mailboxCapacity: 1) { loop in
             let gate = try Gate.occupy(loop)
-            try loop.post {}   // full
+            try loop.post {}  // full
             let outcome = Locked<String?>(nil)
             let ran = Locked(false)
             let producer = TestThread {
@@ -94,7 +97,7 @@ private func hasStarted(_ loop: EventLoop) -> Bool {
 
     @Test func stopReleasesAProducerWaitingForRoom() throws {
         let loop = try EventLoop(name: "live-room-stop", mailboxCapacity: 1)
-        try loop.post {}   // full, and never drained: the loop never runs
+        try loop.post {}  // full, and never drained: the loop never runs
         let outcome = Locked<EventLoopError?>(nil)
         let producer = TestThread {
             do { try loop.post {} } catch { outcome.withValue { $0 = error as? EventLoopError } }

@@ -3,8 +3,9 @@
 // calls compile as the README shows them, run on the owning loop, in order,
 // and refuse access from any other thread.
 import Glibc
-import Testing
 import TestKit
+import Testing
+
 @testable import MainLoop
 
 /// An ordinary class: not Sendable, no locks, no annotations.
@@ -62,7 +63,7 @@ final class Database {
         let loop = try EventLoop.spawn(name: "db-bounded", mailboxCapacity: 1)
         let db = LoopBound(Database(), on: loop)
         let gate = try Gate.occupy(loop)
-        try db.post { $0.insert() }   // full
+        try db.post { $0.insert() }  // full
         #expect(throws: EventLoopError.full) { try db.tryPost { $0.insert() } }
         #expect(throws: EventLoopError.timedOut) { try db.post(timeout: .milliseconds(10)) { $0.insert() } }
         gate.open()
@@ -88,7 +89,10 @@ final class Database {
             db.withValue { $0.insert() }
         }
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(text.contains("LoopBound<Database>: the value belongs to loop 'owner', but withValue was called on another thread"), "\(text)")
+        #expect(
+            text.contains(
+                "LoopBound<Database>: the value belongs to loop 'owner', but withValue was called on another thread"),
+            "\(text)")
     }
 }
 

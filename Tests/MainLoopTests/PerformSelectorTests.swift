@@ -2,6 +2,7 @@
 // not waiting, errors, retention, order, afterDelay and its cancellation.
 import Glibc
 import Testing
+
 @testable import MainLoop
 
 /// A target whose methods record which thread ran them.
@@ -68,7 +69,9 @@ final class Ledger: Invocable, @unchecked Sendable {
             try loop.postAndWait {}
             let before = loop.stats.posted
             let ledger = Ledger()
-            #expect(throws: InvocationError.argumentTypeMismatch("record:", index: 0, expected: "Int", actual: "String")) {
+            #expect(
+                throws: InvocationError.argumentTypeMismatch("record:", index: 0, expected: "Int", actual: "String")
+            ) {
                 try ledger.performSelector("record:", on: loop, waitUntilDone: false, withObjects: "seven")
             }
             #expect(throws: InvocationError.self) {
@@ -89,7 +92,7 @@ final class Ledger: Invocable, @unchecked Sendable {
                 watched = token
                 try ledger.performSelector("keep:", on: loop, waitUntilDone: false, withObjects: token)
             }
-            #expect(watched != nil)   // only the queued invocation owns it now
+            #expect(watched != nil)  // only the queued invocation owns it now
             gate.open()
             let kept = try loop.postAndWait { ledger.kept.count }
             #expect(kept == 1)
@@ -117,7 +120,9 @@ final class Ledger: Invocable, @unchecked Sendable {
             static let methods = MethodTable<Stopwatch>().method("lap:", Stopwatch.lap)
             let start = ContinuousClock.now
             let laps = Locked<[(Duration, String?)]>([])
-            func lap(_ label: String) { laps.withValue { $0.append((ContinuousClock.now - start, EventLoop.current?.name)) } }
+            func lap(_ label: String) {
+                laps.withValue { $0.append((ContinuousClock.now - start, EventLoop.current?.name)) }
+            }
         }
         try withSpawnedLoop("delayed") { loop in
             let watch = Stopwatch()
@@ -149,8 +154,11 @@ final class Ledger: Invocable, @unchecked Sendable {
                 try ledger.performSelector("fail:", afterDelay: .milliseconds(60), withObjects: "kept")
             }
             Ledger.cancelPreviousPerformRequests(withTarget: ledger, selector: "record:")
-            #expect(eventually { failures.current.count == 1 }, "the fail: request of the same target was withdrawn too")
-            #expect(failures.current.first?.hasPrefix("Ledger.fail:: ") == true && failures.current[0].contains("kept"), "\(failures.current)")
+            #expect(
+                eventually { failures.current.count == 1 }, "the fail: request of the same target was withdrawn too")
+            #expect(
+                failures.current.first?.hasPrefix("Ledger.fail:: ") == true && failures.current[0].contains("kept"),
+                "\(failures.current)")
             #expect(try loop.postAndWait { ledger.entries } == [], "the withdrawn record: request ran")
         }
     }
@@ -167,7 +175,9 @@ final class Ledger: Invocable, @unchecked Sendable {
                 try other.performSelector("record:", afterDelay: .milliseconds(60), withObjects: 2)
             }
             Ledger.cancelPreviousPerformRequests(withTarget: ledger)
-            #expect(eventually { (try? loop.postAndWait { other.entries }) == [2] }, "the other target's request was withdrawn")
+            #expect(
+                eventually { (try? loop.postAndWait { other.entries }) == [2] },
+                "the other target's request was withdrawn")
             #expect(try loop.postAndWait { ledger.entries } == [])
             #expect(failures.current == [])
         }
@@ -195,8 +205,9 @@ final class Ledger: Invocable, @unchecked Sendable {
         try withSpawnedLoop("inline-selector") { loop in
             let ledger = Ledger()
             let result = try loop.postAndWait { () throws -> (Any?, [Int]) in
-                try ledger.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 1)   // queued
-                let count = try ledger.performSelector("record:", on: loop, waitUntilDone: true, withObjects: 2)  // inline
+                try ledger.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 1)  // queued
+                // Inline:
+                let count = try ledger.performSelector("record:", on: loop, waitUntilDone: true, withObjects: 2)
                 return (count, ledger.entries)
             }
             #expect(result.0 as? Int == 1)
@@ -266,7 +277,9 @@ final class Typed: Invocable, @unchecked Sendable {
             #expect(throws: InvocationError.returnTypeMismatch("nothing", expected: "()", actual: "Int")) {
                 try Typed().performSelector("nothing", on: loop, returning: Int.self)
             }
-            #expect("\(InvocationError.returnTypeMismatch("double:", expected: "Int", actual: "String"))" == "'double:' returns Int, not String")
+            #expect(
+                "\(InvocationError.returnTypeMismatch("double:", expected: "Int", actual: "String"))"
+                    == "'double:' returns Int, not String")
             #expect(loop.stats.posted == before)
         }
     }
@@ -274,7 +287,10 @@ final class Typed: Invocable, @unchecked Sendable {
     @Test func aMainActorClassIsPerformedOnTheMainThreadAndRefusedElsewhere() throws {
         let (status, output) = try runHelper("mainactor-invocable")
         #expect(status == 0, "\(output)")
-        #expect(output.contains("typed=5,7 plain=3 elsewhere=MainCounter.add: is MainActor-isolated: perform it on the main thread (EventLoop.main), not on loop 'io'"), "\(output)")
+        #expect(
+            output.contains(
+                "typed=5,7 plain=3 elsewhere=MainCounter.add: is MainActor-isolated: perform it on the main thread (EventLoop.main), not on loop 'io'"
+            ), "\(output)")
     }
 }
 

@@ -1,7 +1,8 @@
 // PostingTests.swift: post, order, the loop thread, and work posted before run().
 import Glibc
-import Testing
 import TestKit
+import Testing
+
 @testable import MainLoop
 
 @Suite(.timeLimit(.minutes(5))) struct PostingTests {
@@ -41,7 +42,7 @@ import TestKit
                 }
             }
             threads.join("4 producers posting 20,000 each")
-            try loop.postAndWait {}   // a flush: everything posted before it has run
+            try loop.postAndWait {}  // a flush: everything posted before it has run
             #expect(violations.current == 0)
             #expect(last.current == [Int](repeating: perProducer - 1, count: producers))
             // Counters are published at the end of each drain.

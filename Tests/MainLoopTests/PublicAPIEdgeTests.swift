@@ -2,8 +2,9 @@
 // inside the final drain, refused arguments, system errors, and the stats
 // a drain publishes.
 import Glibc
-import Testing
 import TestKit
+import Testing
+
 @testable import MainLoop
 
 @Suite(.timeLimit(.minutes(5))) struct PublicAPIEdgeTests {
@@ -38,7 +39,7 @@ import TestKit
             attempt("schedule") { try loop.schedule(after: .zero) {} }
             attempt("watch") { _ = try loop.watch(fd: readFD, for: .read) { _ in } }
         }
-        loop.stop()   // the job above now runs in the final drain
+        loop.stop()  // the job above now runs in the final drain
         gate.open()
         try loop.join(timeout: .seconds(20))
         let refused = "\(EventLoopError.shutDown)"
@@ -78,16 +79,30 @@ import TestKit
     @Test func invalidArgumentsAreRefusedWithAMessageNamingThem() throws {
         try withSpawnedLoop("invalid") { loop in
             func message(_ body: () throws -> Void) -> String? {
-                do { try body(); return nil } catch let EventLoopError.invalidArgument(text) { return text } catch { return "\(error)" }
+                do { try body(); return nil } catch let EventLoopError.invalidArgument(text) { return text } catch {
+                    return "\(error)"
+                }
             }
-            #expect(message { try loop.schedule(every: .zero) {} } == "schedule(every:) needs a positive interval, got 0.0 seconds")
-            #expect(message { try loop.schedule(every: .milliseconds(-1)) {} }?.hasPrefix("schedule(every:) needs a positive interval") == true)
-            #expect(message { _ = try loop.watch(fd: -1, for: .read) { _ in } } == "watch(fd:) needs a file descriptor, got -1")
+            #expect(
+                message { try loop.schedule(every: .zero) {} }
+                    == "schedule(every:) needs a positive interval, got 0.0 seconds")
+            #expect(
+                message { try loop.schedule(every: .milliseconds(-1)) {} }?.hasPrefix(
+                    "schedule(every:) needs a positive interval") == true)
+            #expect(
+                message { _ = try loop.watch(fd: -1, for: .read) { _ in } }
+                    == "watch(fd:) needs a file descriptor, got -1")
             #expect(message { _ = try loop.watch(fd: 0, for: []) { _ in } } == "watch(fd: 0, for: []) watches nothing")
             #expect(message { _ = try loop.onSignal(0) {} } == "onSignal(0): not a signal number")
-            #expect(message { _ = try EventLoop(name: "tiny", mailboxCapacity: 0) } == "mailboxCapacity must be at least 1, got 0")
-            #expect(message { try EventLoop.configureMain(mailboxCapacity: 0) } == "mailboxCapacity must be at least 1, got 0")
-            #expect(message { try EventLoop.configureMain(mailboxCapacity: -3) } == "mailboxCapacity must be at least 1, got -3")
+            #expect(
+                message { _ = try EventLoop(name: "tiny", mailboxCapacity: 0) }
+                    == "mailboxCapacity must be at least 1, got 0")
+            #expect(
+                message { try EventLoop.configureMain(mailboxCapacity: 0) }
+                    == "mailboxCapacity must be at least 1, got 0")
+            #expect(
+                message { try EventLoop.configureMain(mailboxCapacity: -3) }
+                    == "mailboxCapacity must be at least 1, got -3")
         }
     }
 
@@ -100,7 +115,10 @@ import TestKit
     @Test func installingTheMainExecutorTwiceIsRefused() throws {
         let (status, output) = try runHelper("install-main-executor-twice")
         #expect(status == 0, "\(output)")
-        #expect(output.contains("first=installed second=invalid argument: EventLoop.installMainExecutor() was already called"), "\(output)")
+        #expect(
+            output.contains(
+                "first=installed second=invalid argument: EventLoop.installMainExecutor() was already called"),
+            "\(output)")
     }
 
     @Test func aNegativeDelayRunsOnTheNextTurn() throws {
@@ -146,10 +164,11 @@ import TestKit
         try crossPost(on: a, to: b)
         try crossPost(on: b, to: a)
         #expect(eventually { started.current == 2 })
-        try a.post {}   // both mailboxes are now full, and both loops busy
+        try a.post {}  // both mailboxes are now full, and both loops busy
         try b.post {}
         go.withValue { $0 = true }
-        #expect(eventually { outcomes.current.count == 2 }, "a cycle of loops waiting for room hung: \(outcomes.current)")
+        #expect(
+            eventually { outcomes.current.count == 2 }, "a cycle of loops waiting for room hung: \(outcomes.current)")
         #expect(outcomes.current.sorted() == ["\(EventLoopError.deadlock)", "accepted"].sorted())
     }
 }

@@ -4,8 +4,9 @@
 // of minutes); STRESS=light divides them by 10 (the sanitizer runs).
 // STRESS_SEED=n replays a run.
 import Glibc
-import Testing
 import TestKit
+import Testing
+
 @testable import MainLoop
 
 enum Stress {
@@ -41,7 +42,7 @@ final class LoopCounters: @unchecked Sendable {
     @Test func eightProducersEveryPostRunsExactlyOnceInProducerOrder() throws {
         let producers = 8, perProducer = Stress.scaled(250_000)
         try withSpawnedLoop("stress-fifo") { loop in
-            let next = LoopCounters(count: producers)    // the next sequence number expected per producer
+            let next = LoopCounters(count: producers)  // the next sequence number expected per producer
             let violations = LoopCounters(count: 1)
             let threads = (0..<producers).map { p in
                 TestThread {
@@ -72,44 +73,47 @@ final class LoopCounters: @unchecked Sendable {
             let timersFired = Locked(0), timersAccepted = Locked(0)
             var threads: [TestThread] = []
             for p in 0..<producers {
-                threads.append(TestThread {
-                    var mine: [Int] = []
-                    for n in 0..<perProducer {
-                        let id = p * perProducer + n
-                        do {
-                            try loop.post { ran[id] += 1 }
-                            mine.append(id)
-                        } catch {
-                            break   // refused: refused from here on, since stop() is terminal
+                threads.append(
+                    TestThread {
+                        var mine: [Int] = []
+                        for n in 0..<perProducer {
+                            let id = p * perProducer + n
+                            do {
+                                try loop.post { ran[id] += 1 }
+                                mine.append(id)
+                            } catch {
+                                break  // refused: refused from here on, since stop() is terminal
+                            }
                         }
-                    }
-                    accepted.withValue { $0 += mine }
-                })
+                        accepted.withValue { $0 += mine }
+                    })
             }
             for _ in 0..<waiters {
-                threads.append(TestThread {
-                    while true {
-                        do {
-                            let value = try loop.postAndWait { 7 }
-                            if value != 7 { waiterOutcomes.withValue { $0.append("wrong value \(value)") } }
-                        } catch EventLoopError.shutDown {
-                            waiterOutcomes.withValue { $0.append("shutDown") }
-                            return
-                        } catch {
-                            waiterOutcomes.withValue { $0.append("\(error)") }
-                            return
+                threads.append(
+                    TestThread {
+                        while true {
+                            do {
+                                let value = try loop.postAndWait { 7 }
+                                if value != 7 { waiterOutcomes.withValue { $0.append("wrong value \(value)") } }
+                            } catch EventLoopError.shutDown {
+                                waiterOutcomes.withValue { $0.append("shutDown") }
+                                return
+                            } catch {
+                                waiterOutcomes.withValue { $0.append("\(error)") }
+                                return
+                            }
                         }
+                    })
+            }
+            threads.append(
+                TestThread {
+                    for _ in 0..<200 {
+                        do {
+                            try loop.schedule(after: .microseconds(50)) { timersFired.withValue { $0 += 1 } }
+                            timersAccepted.withValue { $0 += 1 }
+                        } catch { return }
                     }
                 })
-            }
-            threads.append(TestThread {
-                for _ in 0..<200 {
-                    do {
-                        try loop.schedule(after: .microseconds(50)) { timersFired.withValue { $0 += 1 } }
-                        timersAccepted.withValue { $0 += 1 }
-                    } catch { return }
-                }
-            })
             var nap = timespec(tv_sec: 0, tv_nsec: Int.random(in: 0...2_000_000, using: &rng))
             nanosleep(&nap, nil)
             loop.stop()
@@ -138,20 +142,23 @@ final class LoopCounters: @unchecked Sendable {
                 // to `maximum`) until both outcomes were seen: a run where the
                 // threads never overlapped proves nothing about detection.
                 let minimum = Stress.scaled(2_000), maximum = 200_000
-                @Sendable func bothSeen() -> Bool { outcomes.withValue { $0["ok", default: 0] > 0 && $0[deadlockText, default: 0] > 0 } }
+                @Sendable func bothSeen() -> Bool {
+                    outcomes.withValue { $0["ok", default: 0] > 0 && $0[deadlockText, default: 0] > 0 }
+                }
                 func hammer(_ from: EventLoop, _ to: EventLoop) -> TestThread {
                     TestThread {
                         var calls = 0
                         while calls < minimum || (calls < maximum && !bothSeen()) {
                             calls += 1
-                            let outcome = (try? from.postAndWait { () -> String in
-                                do {
-                                    try to.postAndWait {}
-                                    return "ok"
-                                } catch {
-                                    return "\(error)"
-                                }
-                            }) ?? "outer failed"
+                            let outcome =
+                                (try? from.postAndWait { () -> String in
+                                    do {
+                                        try to.postAndWait {}
+                                        return "ok"
+                                    } catch {
+                                        return "\(error)"
+                                    }
+                                }) ?? "outer failed"
                             outcomes.withValue { $0[outcome, default: 0] += 1 }
                         }
                     }
@@ -197,7 +204,7 @@ final class LoopCounters: @unchecked Sendable {
                 var fds: [Int32] = [0, 0]
                 #expect(pipe(&fds) == 0)
                 var byte: UInt8 = 1
-                _ = write(fds[1], &byte, 1)   // readable, and never read: the handler fires every turn
+                _ = write(fds[1], &byte, 1)  // readable, and never read: the handler fires every turn
                 let cancelled = Locked(false)
                 let lateCalls = Locked(0), calls = Locked(0)
                 let watch = try loop.watch(fd: fds[0], for: .read) { _ in
@@ -208,7 +215,7 @@ final class LoopCounters: @unchecked Sendable {
                 nanosleep(&nap, nil)
                 watch.cancel()
                 cancelled.withValue { $0 = true }
-                close(fds[0])   // safe now: the handler is not running and never starts again
+                close(fds[0])  // safe now: the handler is not running and never starts again
                 close(fds[1])
                 try loop.postAndWait {}
                 #expect(lateCalls.current == 0)

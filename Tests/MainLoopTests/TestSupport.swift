@@ -2,6 +2,7 @@
 import CLibevent
 import Glibc
 import Testing
+
 @testable import MainLoop
 
 /// A value shared between threads, guarded by a lock.
@@ -57,8 +58,10 @@ func withSpawnedLoop<R>(_ name: String = "test", _ body: (EventLoop) throws -> R
 
 /// Stops `loop` and waits (bounded) until its run() has returned; a loop
 /// that does not stop fails the calling test.
-func stopAndWait(_ loop: EventLoop, within timeout: Duration = .seconds(20),
-                 sourceLocation: SourceLocation = #_sourceLocation) {
+func stopAndWait(
+    _ loop: EventLoop, within timeout: Duration = .seconds(20),
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     loop.stop()
     if !eventually(within: timeout, { loop.hasStopped }) {
         Issue.record("loop '\(loop.name)' did not stop within \(timeout)", sourceLocation: sourceLocation)

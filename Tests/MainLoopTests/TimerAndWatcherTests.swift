@@ -1,6 +1,7 @@
 // TimerAndWatcherTests.swift: schedule, watch, onSignal and their cancellation.
 import Glibc
 import Testing
+
 @testable import MainLoop
 
 @Suite(.timeLimit(.minutes(5))) struct TimerAndWatcherTests {

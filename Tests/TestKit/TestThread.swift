@@ -18,12 +18,14 @@ public final class TestThread: @unchecked Sendable {
     public init(_ body: @escaping @Sendable () -> Void) {
         self.body = body
         let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, { context in
-            let me = Unmanaged<TestThread>.fromOpaque(context!).takeRetainedValue()
-            me.body()
-            me.finished.set()
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &thread, nil,
+            { context in
+                let me = Unmanaged<TestThread>.fromOpaque(context!).takeRetainedValue()
+                me.body()
+                me.finished.set()
+                return nil
+            }, context)
         precondition(rc == 0)
     }
 
@@ -34,14 +36,16 @@ public final class TestThread: @unchecked Sendable {
     /// failure naming `what` is recorded, the thread is detached (it stays
     /// stuck, but the test goes on and fails) and false is returned.
     @discardableResult
-    public func join(within timeout: Duration = .seconds(60), _ what: @autoclosure () -> String,
-              sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+    public func join(
+        within timeout: Duration = .seconds(60), _ what: @autoclosure () -> String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
         guard finished.wait(within: timeout) else {
             Issue.record("not released within \(timeout): \(what())", sourceLocation: sourceLocation)
             pthread_detach(thread)
             return false
         }
-        pthread_join(thread, nil)   // returns at once: the body has finished
+        pthread_join(thread, nil)  // returns at once: the body has finished
         return true
     }
 }
@@ -49,8 +53,10 @@ public final class TestThread: @unchecked Sendable {
 extension Array where Element == TestThread {
     /// Joins every thread, all within one shared bound (see `TestThread.join(within:_:)`).
     @discardableResult
-    public func join(within timeout: Duration = .seconds(60), _ what: @autoclosure () -> String,
-              sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+    public func join(
+        within timeout: Duration = .seconds(60), _ what: @autoclosure () -> String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         var all = true

@@ -82,7 +82,9 @@ public struct LoopBound<Value>: Sendable {
     /// with a message naming the loop and the value's type.
     public func withValue<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         guard loop.inLoop else {
-            preconditionFailure("LoopBound<\(Value.self)>: the value belongs to loop '\(loop.name)', but withValue was called on another thread; use post or postAndWait")
+            preconditionFailure(
+                "LoopBound<\(Value.self)>: the value belongs to loop '\(loop.name)', but withValue was called on another thread; use post or postAndWait"
+            )
         }
         return try body(&storage.value)
     }

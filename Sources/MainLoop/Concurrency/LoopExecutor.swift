@@ -72,9 +72,13 @@ extension EventLoop {
         do {
             try enqueue(record, policy: .admit)
         } catch .shutDown {
-            fatalError("MainLoop: loop '\(name)' has stopped; an actor or task pinned to it can never run again: stop it only after its actors are done")
+            fatalError(
+                "MainLoop: loop '\(name)' has stopped; an actor or task pinned to it can never run again: stop it only after its actors are done"
+            )
         } catch {
-            fatalError("MainLoop: loop '\(name)' cannot run Swift concurrency jobs (\(error)); an actor or task pinned to it could never run")
+            fatalError(
+                "MainLoop: loop '\(name)' cannot run Swift concurrency jobs (\(error)); an actor or task pinned to it could never run"
+            )
         }
     }
 }

@@ -20,7 +20,7 @@ extension EventLoop {
                 do throws(EventLoopError) {
                     try enqueue(.record(call), policy: .admit)
                 } catch {
-                    call.abandon(error)   // not accepted: resume with the refusal
+                    call.abandon(error)  // not accepted: resume with the refusal
                 }
             }
         } onCancel: {

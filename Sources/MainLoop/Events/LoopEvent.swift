@@ -47,13 +47,17 @@ final class LoopEvent: @unchecked Sendable, Hashable {
         let registration = LoopEvent(loop: loop, handler: handler, oneShot: oneShot, onEnd: onEnd)
         // The event holds one reference to its registration until it is freed.
         let context = Unmanaged.passRetained(registration).toOpaque()
-        guard let event = event_new(core.base, fd, Int16(flags), { _, what, context in
-            let registration = Unmanaged<LoopEvent>.fromOpaque(context!)
-            // Keep it alive across a handler that cancels it.
-            _ = registration.retain()
-            registration.takeUnretainedValue().fire(what)
-            registration.release()
-        }, context) else {
+        guard
+            let event = event_new(
+                core.base, fd, Int16(flags),
+                { _, what, context in
+                    let registration = Unmanaged<LoopEvent>.fromOpaque(context!)
+                    // Keep it alive across a handler that cancels it.
+                    _ = registration.retain()
+                    registration.takeUnretainedValue().fire(what)
+                    registration.release()
+                }, context)
+        else {
             Unmanaged<LoopEvent>.fromOpaque(context).release()
             onEnd?()
             throw .system(call: "event_new", errno: ENOMEM)

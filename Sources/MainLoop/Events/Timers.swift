@@ -35,8 +35,9 @@ extension EventLoop {
     func schedule(
         after delay: Duration, _ work: @escaping @Sendable () -> Void, onEnd: (@Sendable () -> Void)?
     ) throws(EventLoopError) -> Scheduled {
-        Scheduled(registration: try LoopEvent.start(
-            on: self, fd: -1, flags: 0, timeout: delay, oneShot: true, handler: .timer(work), onEnd: onEnd))
+        Scheduled(
+            registration: try LoopEvent.start(
+                on: self, fd: -1, flags: 0, timeout: delay, oneShot: true, handler: .timer(work), onEnd: onEnd))
     }
 
     /// Runs `work` on the loop every `interval`, first after one interval,
@@ -48,7 +49,8 @@ extension EventLoop {
         guard interval > .zero else {
             throw EventLoopError.invalidArgument("schedule(every:) needs a positive interval, got \(interval)")
         }
-        return Scheduled(registration: try LoopEvent.start(
-            on: self, fd: -1, flags: EV_PERSIST, timeout: interval, oneShot: false, handler: .timer(work)))
+        return Scheduled(
+            registration: try LoopEvent.start(
+                on: self, fd: -1, flags: EV_PERSIST, timeout: interval, oneShot: false, handler: .timer(work)))
     }
 }

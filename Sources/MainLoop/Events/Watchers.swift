@@ -50,12 +50,15 @@ extension EventLoop {
     ///   an empty event set; ``EventLoopError/shutDown`` once ``stop()`` has
     ///   been called; ``EventLoopError/system(call:errno:)`` if libevent
     ///   refuses the fd (for example one that cannot be polled).
-    public func watch(fd: Int32, for events: IOEvents, _ handler: @escaping @Sendable (IOEvents) -> Void) throws -> Watch {
+    public func watch(fd: Int32, for events: IOEvents, _ handler: @escaping @Sendable (IOEvents) -> Void) throws
+        -> Watch
+    {
         guard fd >= 0 else { throw EventLoopError.invalidArgument("watch(fd:) needs a file descriptor, got \(fd)") }
         guard !events.isEmpty else { throw EventLoopError.invalidArgument("watch(fd: \(fd), for: []) watches nothing") }
-        return Watch(registration: try LoopEvent.start(
-            on: self, fd: fd, flags: events.libeventFlags | EV_PERSIST, timeout: nil, oneShot: false,
-            handler: .io(handler)))
+        return Watch(
+            registration: try LoopEvent.start(
+                on: self, fd: fd, flags: events.libeventFlags | EV_PERSIST, timeout: nil, oneShot: false,
+                handler: .io(handler)))
     }
 
     /// Calls `handler` on the loop each time the process receives `signal`.
@@ -73,8 +76,9 @@ extension EventLoop {
         guard signal > 0 && signal < 65 else {
             throw EventLoopError.invalidArgument("onSignal(\(signal)): not a signal number")
         }
-        return Watch(registration: try LoopEvent.start(
-            on: self, fd: signal, flags: EV_SIGNAL | EV_PERSIST, timeout: nil, oneShot: false,
-            handler: .timer(handler)))
+        return Watch(
+            registration: try LoopEvent.start(
+                on: self, fd: signal, flags: EV_SIGNAL | EV_PERSIST, timeout: nil, oneShot: false,
+                handler: .timer(handler)))
     }
 }

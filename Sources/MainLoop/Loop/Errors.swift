@@ -31,8 +31,11 @@ public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .shutDown: return "the event loop has been stopped and accepts no new work"
-        case .timedOut: return "the event loop did not start the work before the timeout; it was withdrawn and will not run"
-        case .deadlock: return "waiting would deadlock: the target loop is (directly or through a chain) blocked on the calling loop"
+        case .timedOut:
+            return "the event loop did not start the work before the timeout; it was withdrawn and will not run"
+        case .deadlock:
+            return
+                "waiting would deadlock: the target loop is (directly or through a chain) blocked on the calling loop"
         case .notOwnerThread: return "EventLoop.main can only be run on the process's main thread"
         case .alreadyRunning: return "the event loop is already running"
         case .noCurrentLoop: return "the calling thread is not running an event loop"

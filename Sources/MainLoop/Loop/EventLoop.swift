@@ -153,14 +153,16 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         var thread = pthread_t()
         loop.ownsSpawnedThread = true
         let context = Unmanaged.passRetained(loop).toOpaque()
-        let rc = pthread_create(&thread, &attributes, { context in
-            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
-            loop.runOnSpawnedThread()
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &thread, &attributes,
+            { context in
+                let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+                loop.runOnSpawnedThread()
+                return nil
+            }, context)
         guard rc == 0 else {
             Unmanaged<EventLoop>.fromOpaque(context).release()
-            loop.stop()   // never ran: opens its termination latch too
+            loop.stop()  // never ran: opens its termination latch too
             throw EventLoopError.system(call: "pthread_create", errno: rc)
         }
         try loop.postAndWait {}

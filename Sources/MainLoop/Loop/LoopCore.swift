@@ -52,14 +52,18 @@ final class LoopCore: @unchecked Sendable {
         self.eventFD = fd
         self.mailbox = Mailbox(capacity: mailboxCapacity)
         let context = Unmanaged.passUnretained(self).toOpaque()
-        wakeEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), { _, _, context in
-            Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().drain(consumingWakeSignal: true)
-        }, context)
-        rearmEvent = event_new(base, -1, 0, { _, _, context in
-            Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().drain(consumingWakeSignal: false)
-        }, context)
+        wakeEvent = event_new(
+            base, fd, Int16(EV_READ | EV_PERSIST),
+            { _, _, context in
+                Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().drain(consumingWakeSignal: true)
+            }, context)
+        rearmEvent = event_new(
+            base, -1, 0,
+            { _, _, context in
+                Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().drain(consumingWakeSignal: false)
+            }, context)
         guard let wakeEvent, rearmEvent != nil else {
-            throw .system(call: "event_new", errno: ENOMEM)   // deinit frees what exists
+            throw .system(call: "event_new", errno: ENOMEM)  // deinit frees what exists
         }
         guard event_add(wakeEvent, nil) == 0 else {
             throw .system(call: "event_add", errno: errno == 0 ? ENOMEM : errno)

@@ -30,7 +30,8 @@ public struct EventLoopStats: Sendable, Equatable, CustomStringConvertible {
     public var postsThatWaited: UInt64
 
     public var description: String {
-        var text = "posted=\(posted) executed=\(executed) wakeups=\(wakeUpsWritten) drains=\(drains) largest_batch=\(largestBatch) pending=\(pending)"
+        var text =
+            "posted=\(posted) executed=\(executed) wakeups=\(wakeUpsWritten) drains=\(drains) largest_batch=\(largestBatch) pending=\(pending)"
         if let capacity { text += " capacity=\(capacity) high_water=\(highWaterMark) waited=\(postsThatWaited)" }
         return text
     }

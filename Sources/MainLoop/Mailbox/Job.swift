@@ -61,9 +61,12 @@ enum Job {
         case .work, .bound: break
         case .record(let record): record.abandon(error)
         case .executorJob(_, let loop):
-            writeToStandardError("MainLoop: loop '\(loop.takeUnretainedValue().name)' was stopped before it ran; a Swift concurrency job queued on it will never run\n")
+            writeToStandardError(
+                "MainLoop: loop '\(loop.takeUnretainedValue().name)' was stopped before it ran; a Swift concurrency job queued on it will never run\n"
+            )
         case .mainExecutorJob:
-            writeToStandardError("MainLoop: loop 'main' was stopped before it ran; a MainActor job queued on it will never run\n")
+            writeToStandardError(
+                "MainLoop: loop 'main' was stopped before it ran; a MainActor job queued on it will never run\n")
         }
     }
 }

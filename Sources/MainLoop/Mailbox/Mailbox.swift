@@ -269,7 +269,7 @@ final class Mailbox: @unchecked Sendable {
         let refused = refuseWaiters()
         if wasAsleep { state.pointee.wakeUpsWritten &+= 1 }
         unlock()
-        _ = refused   // released outside the lock
+        _ = refused  // released outside the lock
         return wasAsleep
     }
 

@@ -7,7 +7,10 @@ extension EventLoop {
     /// The errors of invocations nobody waits for, in the shape this library
     /// first had. While set, it takes invocation errors in place of
     /// ``errorHandler``.
-    @available(*, deprecated, renamed: "errorHandler", message: "errorHandler receives invocation errors and every other error nobody waits for")
+    @available(
+        *, deprecated, renamed: "errorHandler",
+        message: "errorHandler receives invocation errors and every other error nobody waits for"
+    )
     public var invocationErrorHandler: (@Sendable (EventLoop, Invocation, any Error) -> Void)? {
         get {
             guard let erased = legacyInvocationErrorHandler else { return nil }

@@ -8,8 +8,8 @@
 // false and the checks fold away.
 enum FaultInjection {
     #if MAINLOOP_FAULT_NO_RELEASE
-    static let dropsReleases = true
+        static let dropsReleases = true
     #else
-    static let dropsReleases = false
+        static let dropsReleases = false
     #endif
 }

@@ -32,7 +32,7 @@ extension EventLoop {
             do {
                 try enqueue(.record(call), policy: .wait(until: deadline))
             } catch {
-                call.withdraw()   // never queued: let go of the caller's closure
+                call.withdraw()  // never queued: let go of the caller's closure
                 throw error
             }
             return try call.wait(until: deadline)

@@ -78,7 +78,7 @@ final class Completion<T>: @unchecked Sendable {
     /// Loop thread: runs the work unless the waiter withdrew it, and resumes the waiter.
     func run() {
         guard phase.compareExchange(expected: .pending, desired: .running, ordering: .acquiringAndReleasing).exchanged
-        else { return }   // withdrawn: it never runs
+        else { return }  // withdrawn: it never runs
         outcome = runWork()
         phase.store(.finished, ordering: .releasing)
         if FaultInjection.dropsReleases { return }
