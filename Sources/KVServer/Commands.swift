@@ -1,49 +1,39 @@
-// Commands.swift: the command table. Each row is data: name, arity (Redis's
-// convention: N exactly, -N at least N, the name included) and handler.
-// Adding a command touches one row and one function.
+// Commands.swift: the commands that work on the keyspace (and CONFIG, which
+// answers from constants): their rows for the Dispatcher's table, their
+// handlers and the argument rules they share. Each row is data: name, arity
+// (Redis's convention: N exactly, -N at least N, the name included), where
+// its keys are, and its handler. Adding a command touches one row and one
+// function.
 import Glibc
 
-struct Command: Sendable {
-    let name: String
-    let arity: Int
-    let handler: @Sendable (Keyspace, Request, inout ReplyWriter) -> Void
-}
-
-let commandTable: [[UInt8]: Command] = {
-    let rows: [Command] = [
-        Command(name: "ping", arity: -1, handler: ping),
-        Command(name: "echo", arity: 2, handler: { _, r, out in out.bulk(r[1]) }),
-        Command(name: "get", arity: 2, handler: get),
-        Command(name: "set", arity: -3, handler: set),
-        Command(name: "getset", arity: 3, handler: getset),
-        Command(name: "del", arity: -2, handler: del),
-        Command(name: "exists", arity: -2, handler: exists),
-        Command(name: "incr", arity: 2, handler: { ks, r, out in incrementBy(ks, r[1], 1, &out) }),
-        Command(name: "decr", arity: 2, handler: { ks, r, out in incrementBy(ks, r[1], -1, &out) }),
-        Command(name: "incrby", arity: 3, handler: { ks, r, out in incrementBy(ks, r[1], r[2], negate: false, &out) }),
-        Command(name: "decrby", arity: 3, handler: { ks, r, out in incrementBy(ks, r[1], r[2], negate: true, &out) }),
-        Command(name: "append", arity: 3, handler: append),
-        Command(name: "strlen", arity: 2, handler: strlen),
-        Command(name: "mget", arity: -2, handler: mget),
-        Command(name: "mset", arity: -3, handler: mset),
-        Command(name: "expire", arity: -3, handler: { ks, r, out in expire(ks, r, unit: 1000, name: "expire", &out) }),
-        Command(name: "pexpire", arity: -3, handler: { ks, r, out in expire(ks, r, unit: 1, name: "pexpire", &out) }),
-        Command(name: "ttl", arity: 2, handler: { ks, r, out in ttl(ks, r[1], milliseconds: false, &out) }),
-        Command(name: "pttl", arity: 2, handler: { ks, r, out in ttl(ks, r[1], milliseconds: true, &out) }),
-        Command(name: "persist", arity: 2, handler: persist),
-        Command(name: "keys", arity: 2, handler: keys),
-        Command(name: "dbsize", arity: 1, handler: { ks, _, out in out.integer(ks.count) }),
-        Command(name: "flushall", arity: -1, handler: flushall),
-        Command(name: "info", arity: -1, handler: info),
-        Command(name: "config", arity: -2, handler: config),
-        Command(name: "command", arity: -1, handler: command),
-        Command(name: "quit", arity: -1, handler: { _, _, out in out.ok() }),
-    ]
-    return Dictionary(
-        uniqueKeysWithValues: rows.flatMap { row in
-            [(Array(row.name.utf8), row), (Array(row.name.uppercased().utf8), row)]
-        })
-}()
+/// The rows of the keyspace commands.
+let keyspaceCommands: [Command] = [
+    Command("ping", arity: -1, keys: .none, ping),
+    Command("echo", arity: 2, keys: .none) { _, r, out in out.bulk(r[1]) },
+    Command("get", arity: 2, keys: .one, get),
+    Command("set", arity: -3, keys: .one, set),
+    Command("getset", arity: 3, keys: .one, getset),
+    Command("del", arity: -2, keys: .all, del),
+    Command("exists", arity: -2, keys: .all, exists),
+    Command("incr", arity: 2, keys: .one) { ks, r, out in incrementBy(ks, r[1], 1, &out) },
+    Command("decr", arity: 2, keys: .one) { ks, r, out in incrementBy(ks, r[1], -1, &out) },
+    Command("incrby", arity: 3, keys: .one) { ks, r, out in incrementBy(ks, r[1], r[2], negate: false, &out) },
+    Command("decrby", arity: 3, keys: .one) { ks, r, out in incrementBy(ks, r[1], r[2], negate: true, &out) },
+    Command("append", arity: 3, keys: .one, append),
+    Command("strlen", arity: 2, keys: .one, strlen),
+    Command("mget", arity: -2, keys: .all, mget),
+    Command("mset", arity: -3, keys: .pairs, mset),
+    Command("expire", arity: -3, keys: .one) { ks, r, out in expire(ks, r, unit: 1000, name: "expire", &out) },
+    Command("pexpire", arity: -3, keys: .one) { ks, r, out in expire(ks, r, unit: 1, name: "pexpire", &out) },
+    Command("ttl", arity: 2, keys: .one) { ks, r, out in ttl(ks, r[1], milliseconds: false, &out) },
+    Command("pttl", arity: 2, keys: .one) { ks, r, out in ttl(ks, r[1], milliseconds: true, &out) },
+    Command("persist", arity: 2, keys: .one, persist),
+    Command("keys", arity: 2, keys: .none, keys),
+    Command("dbsize", arity: 1, keys: .none) { ks, _, out in out.integer(ks.count) },
+    Command("flushall", arity: -1, keys: .none, flushall),
+    Command("config", arity: -2, keys: .none, config),
+    Command("quit", arity: -1, keys: .none) { _, _, out in out.ok() },
+]
 
 // MARK: - Argument parsing with Redis's rules and wording
 
@@ -186,7 +176,7 @@ private func del(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = monotonicMilliseconds()
     var removed = 0
     for key in r.dropFirst() where ks.lookup(key, now: now) != nil {
-        ks.entries[key] = nil
+        ks.remove(key)
         removed += 1
     }
     out.integer(removed)
@@ -224,15 +214,11 @@ private func incrementBy(_ ks: Keyspace, _ key: [UInt8], _ amount: Int, _ out: i
 
 private func append(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = monotonicMilliseconds()
-    if var entry = ks.lookup(r[1], now: now) {
-        let total = entry.value.count + r[2].count
-        guard total <= 512 * 1024 * 1024 else {
+    if let length = ks.lookup(r[1], now: now)?.value.count {
+        guard length + r[2].count <= 512 * 1024 * 1024 else {
             return out.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
         }
-        ks.entries[r[1]] = nil  // keep the array uniquely referenced while appending
-        entry.value.append(contentsOf: r[2])
-        ks.entries[r[1]] = entry
-        out.integer(total)
+        out.integer(ks.append(r[2], to: r[1], now: now) ?? 0)
     } else {
         ks.set(r[1], r[2], expiresAt: nil)
         out.integer(r[2].count)
@@ -293,7 +279,7 @@ private func expire(_ ks: Keyspace, _ r: Request, unit: Int, name: String, _ out
     if gt && (current == nil || deadline <= current!) { return out.integer(0) }
     if lt && current != nil && deadline >= current! { return out.integer(0) }
     if deadline <= now {
-        ks.entries[r[1]] = nil
+        ks.remove(r[1])
     } else {
         ks.setExpiry(r[1], deadline)
     }
@@ -320,10 +306,7 @@ private func keys(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = monotonicMilliseconds()
     let pattern = r[1]
     let everything = pattern == [UInt8(ascii: "*")]
-    var matches: [[UInt8]] = []
-    for (key, entry) in ks.entries where (entry.expiresAt.map { $0 > now } ?? true) {
-        if everything || globMatch(pattern, key) { matches.append(key) }
-    }
+    let matches = ks.keys(now: now) { everything || globMatch(pattern, $0) }
     out.arrayHeader(matches.count)
     for key in matches { out.bulk(key) }
 }
@@ -334,23 +317,6 @@ private func flushall(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     }
     ks.removeAll()
     out.ok()
-}
-
-private func info(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let wanted = Set(r.dropFirst().map { String(decoding: lowercased($0), as: UTF8.self) })
-    let everything =
-        wanted.isEmpty || wanted.contains("all") || wanted.contains("everything") || wanted.contains("default")
-    var text = ""
-    var sections = ks.info()
-    sections.append(
-        (section: "Keyspace", lines: ks.count == 0 ? [] : ["db0:keys=\(ks.count),expires=\(ks.expiresCount),avg_ttl=0"])
-    )
-    for section in sections where everything || wanted.contains(section.section.lowercased()) {
-        if !text.isEmpty { text += "\r\n" }
-        text += "# \(section.section)\r\n"
-        for line in section.lines { text += line + "\r\n" }
-    }
-    out.bulk(text)
 }
 
 /// The settings CONFIG GET answers (what redis-benchmark and redis-cli ask for).
@@ -374,38 +340,5 @@ private func config(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     for (name, value) in found {
         out.bulk(name)
         out.bulk(value)
-    }
-}
-
-private func command(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    func describe(_ command: Command) {
-        // name, arity, flags, first key, last key, step (Redis 2.8's six fields)
-        out.arrayHeader(6)
-        out.bulk(command.name)
-        out.integer(command.arity)
-        out.arrayHeader(0)
-        let keyed = !["ping", "echo", "dbsize", "flushall", "info", "config", "command", "quit", "keys"].contains(
-            command.name)
-        out.integer(keyed ? 1 : 0)
-        out.integer(keyed ? (command.arity < 0 ? -1 : 1) : 0)
-        out.integer(keyed ? (command.name == "mset" ? 2 : 1) : 0)
-    }
-    let sorted = commandTable.filter { $0.key.first.map { $0 >= 97 } ?? false }.values.sorted { $0.name < $1.name }
-    guard r.count > 1 else {
-        out.arrayHeader(sorted.count)
-        sorted.forEach(describe)
-        return
-    }
-    if equalsIgnoringCase(r[1], "count") && r.count == 2 {
-        out.integer(sorted.count)
-    } else if equalsIgnoringCase(r[1], "docs") {
-        out.arrayHeader(0)  // no documentation: clients fall back to their own
-    } else if equalsIgnoringCase(r[1], "info") {
-        out.arrayHeader(r.count - 2)
-        for name in r.dropFirst(2) {
-            if let command = commandTable[lowercased(name)] { describe(command) } else { out.null() }
-        }
-    } else {
-        out.error(bytes: Array("ERR unknown subcommand '".utf8) + r[1] + Array("'. Try COMMAND HELP.".utf8))
     }
 }

@@ -1,11 +1,15 @@
 // Connection.swift: one client, served on its worker loop's thread.
 //
 // Reads are parsed into requests; each read's complete requests go to the
-// core in one post, and the core posts the replies back. Flow control: while
-// a batch is unanswered, the connection posts nothing else (it keeps what it
-// reads, and stops reading once that passes `pauseThreshold`), so a slow
-// core slows its clients instead of growing memory. Pipelined replies keep
-// request order because batches are answered one at a time.
+// core in one submission (Core.submit), and the core posts the replies
+// back. Flow control: while a batch is unanswered, the connection submits
+// nothing else (it keeps what it reads, and stops reading once that passes
+// `pauseThreshold`), so a slow core slows its clients instead of growing
+// memory. Pipelined replies keep request order because batches are answered
+// one at a time.
+//
+// Its state is three enums, one per concern: `input` (are we reading),
+// `exchange` (is a batch with the core) and `ending` (how it ends).
 import Glibc
 import MainLoop
 
@@ -13,6 +17,38 @@ final class Connection: @unchecked Sendable {
     // `@unchecked Sendable`: every field is touched only on the worker loop's
     // thread. The connection travels through the core inside the closure
     // that answers it, and only that loop dereferences it.
+
+    /// Whether the connection reads its socket.
+    enum Input {
+        /// A read watch is armed.
+        case reading
+        /// Not reading for now (a batch is out and enough input waits); resumes after the replies.
+        case paused
+        /// No more input will be read: the peer sent EOF, or the worker is shutting down.
+        /// Complete requests already read are still answered (an incomplete one is discarded).
+        case ended
+    }
+
+    /// Whether a batch is with the core.
+    enum Exchange {
+        case idle
+        /// Submitted; nothing else is submitted until its replies arrive.
+        case awaiting
+    }
+
+    /// How the connection ends.
+    enum Ending: Equatable {
+        case open
+        /// A protocol error was found after the requests in flight; it is
+        /// answered once they are, and then the connection closes.
+        case protocolError(String)
+        /// Close once everything queued is written (QUIT, a protocol error,
+        /// the end of input, shutdown, a core that stopped).
+        case afterFlush
+        /// Closed: the socket is gone; late replies are dropped.
+        case closed
+    }
+
     let fd: Int32
     private unowned let worker: Worker
     private var parser: RESPParser
@@ -20,24 +56,15 @@ final class Connection: @unchecked Sendable {
     private var writeWatch: Watch?
     private var outbound: [UInt8] = []
     private var outboundSent = 0
-    /// A batch is with the core.
-    private var awaitingReplies = false
-    /// A protocol error follows the batch in flight (or is due now).
-    private var pendingProtocolError: String?
-    /// Close once everything queued is written (QUIT, protocol error, shutdown).
-    private var closeAfterFlush = false
-    /// Writing failed (the peer is gone): drop replies still due and close.
-    private var peerGone = false
-    /// The peer sent EOF: answer the complete requests it sent, then close
-    /// (an incomplete trailing request is discarded).
-    private var inputClosed = false
-    /// The worker is shutting down: answer what was read, then close.
-    private var draining = false
-    private(set) var isClosed = false
+    private var input = Input.paused
+    private var exchange = Exchange.idle
+    private var ending = Ending.open
+
+    var isClosed: Bool { ending == .closed }
 
     /// Stop reading while a batch is out and this much input waits.
     static let pauseThreshold = 4 * 1024 * 1024
-    /// Most requests in one post to the core.
+    /// Most requests in one submission to the core.
     static let maxBatch = 1024
 
     init(fd: Int32, worker: Worker, limits: RESPLimits) {
@@ -51,13 +78,15 @@ final class Connection: @unchecked Sendable {
     }
 
     private func resumeReading() throws {
-        guard readWatch == nil, !isClosed, !draining else { return }
+        guard case .paused = input, ending == .open else { return }
         readWatch = try worker.loop.watch(fd: fd, for: .read) { [unowned self] _ in self.readable() }
+        input = .reading
     }
 
-    private func pauseReading() {
+    private func stopReading(_ next: Input) {
         readWatch?.cancel()
         readWatch = nil
+        input = next
     }
 
     /// Reads what the socket holds now (at most 16 reads, so one busy client
@@ -84,17 +113,16 @@ final class Connection: @unchecked Sendable {
     }
 
     private func readable() {
-        if !readAvailable() {
-            inputClosed = true
-            pauseReading()
-        }
+        if !readAvailable() { stopReading(.ended) }
         processInput()
-        if awaitingReplies && parser.bufferedCount > Connection.pauseThreshold { pauseReading() }
+        if exchange == .awaiting && parser.bufferedCount > Connection.pauseThreshold, case .reading = input {
+            stopReading(.paused)
+        }
     }
 
-    /// Sends the next batch of complete requests to the core, if none is out.
+    /// Submits the next batch of complete requests to the core, if none is out.
     private func processInput() {
-        guard !awaitingReplies, !isClosed, !closeAfterFlush else { return }
+        guard exchange == .idle, ending == .open else { return }
         var batch = RequestBatch()
         parsing: while batch.count < Connection.maxBatch {
             let name = batch.arguments.count
@@ -102,13 +130,13 @@ final class Connection: @unchecked Sendable {
             case .appended:
                 batch.endRequest()
                 if equalsIgnoringCase(batch.arguments[name], "quit") {
-                    closeAfterFlush = true
+                    ending = .afterFlush
                     break parsing
                 }
             case .incomplete:
                 break parsing
             case .protocolError(let message):
-                pendingProtocolError = message
+                ending = .protocolError(message)
                 break parsing
             }
         }
@@ -116,54 +144,43 @@ final class Connection: @unchecked Sendable {
             finishIfDone()
             return
         }
-        awaitingReplies = true
-        let requests = batch
-        let worker = self.worker
+        exchange = .awaiting
         do {
-            try worker.server.core.post { [keyspace = worker.server.keyspace] in
-                let replies = keyspace.value.execute(requests)
-                do {
-                    try worker.loop.post { self.receive(replies) }
-                } catch {
-                    // The worker stopped (the server is shutting down hard): nobody to answer.
-                }
-            }
+            try worker.server.hop.submit(batch, replyOn: worker.loop) { replies in self.receive(replies) }
         } catch {
             // The core stopped: no reply will come for this batch.
-            awaitingReplies = false
-            closeAfterFlush = true
+            exchange = .idle
+            ending = .afterFlush
             flush()
         }
     }
 
     /// Replies for the batch in flight.
     private func receive(_ replies: [UInt8]) {
-        awaitingReplies = false
-        if peerGone {
-            close()
-            return
-        }
+        exchange = .idle
+        guard ending != .closed else { return }  // the peer went away meanwhile
         queue(replies)
-        if pendingProtocolError == nil && !closeAfterFlush {
+        if ending == .open {
             processInput()  // the next batch, already buffered
         } else {
             finishIfDone()
         }
         flush()
-        if !awaitingReplies && !isClosed && !inputClosed { try? resumeReading() }
+        if exchange == .idle { try? resumeReading() }
     }
 
-    /// Nothing is in flight and nothing more will be sent to the core from
-    /// what is buffered: answer a pending protocol error, or close a
-    /// connection whose input ended or which is draining, as due.
+    /// Nothing is in flight and nothing more will be submitted from what is
+    /// buffered: answer a pending protocol error, or close a connection whose
+    /// input ended, as due.
     private func finishIfDone() {
-        guard !awaitingReplies else { return }
-        if let message = pendingProtocolError {
-            pendingProtocolError = nil
+        guard exchange == .idle else { return }
+        switch ending {
+        case .protocolError(let message):
             queue(Array("-ERR Protocol error: \(message)\r\n".utf8))
-            closeAfterFlush = true
-        } else if draining || inputClosed {
-            closeAfterFlush = true
+            ending = .afterFlush
+        case .open:
+            if case .ended = input { ending = .afterFlush }
+        case .afterFlush, .closed: break
         }
         flush()
     }
@@ -174,6 +191,7 @@ final class Connection: @unchecked Sendable {
 
     /// Writes what it can; waits for writability for the rest.
     private func flush() {
+        guard ending != .closed else { return }
         while outboundSent < outbound.count {
             let written = outbound.withUnsafeBytes { bytes in
                 send(fd, bytes.baseAddress! + outboundSent, bytes.count - outboundSent, Int32(MSG_NOSIGNAL))
@@ -188,8 +206,7 @@ final class Connection: @unchecked Sendable {
                 }
                 return
             } else {
-                peerGone = true
-                close()
+                close()  // the peer is gone: replies still due are dropped
                 return
             }
         }
@@ -197,26 +214,24 @@ final class Connection: @unchecked Sendable {
         outboundSent = 0
         writeWatch?.cancel()
         writeWatch = nil
-        if closeAfterFlush && !awaitingReplies { close() }
+        if ending == .afterFlush && exchange == .idle { close() }
     }
 
     /// Shutdown: take what the socket already holds, stop reading, answer
     /// every complete request read, then close.
     func drain() {
-        guard !isClosed else { return }
-        draining = true
-        if !inputClosed && !readAvailable(everything: true) { inputClosed = true }
-        pauseReading()
+        guard ending != .closed else { return }
+        if input != .ended { _ = readAvailable(everything: true) }
+        stopReading(.ended)
         processInput()
         finishIfDone()
     }
 
     func close() {
-        guard !isClosed else { return }
-        isClosed = true
-        readWatch?.cancel()
+        guard ending != .closed else { return }
+        ending = .closed
+        stopReading(.ended)
         writeWatch?.cancel()
-        readWatch = nil
         writeWatch = nil
         Glibc.close(fd)
         worker.connectionClosed(self)

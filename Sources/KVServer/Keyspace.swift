@@ -1,6 +1,13 @@
-// Keyspace.swift: the single-threaded core: a dictionary of byte strings
-// with expiry. Owned by one loop (EventLoop.main in kvd); no lock anywhere:
-// every method runs on that loop's thread.
+// Keyspace.swift: the store: byte-string keys and values with expiry, and
+// the invariants that go with them. Owned by one loop (EventLoop.main in
+// kvd, through the Dispatcher); no lock anywhere: every method runs on that
+// loop's thread. Command handlers go through these methods only.
+//
+// Invariants:
+// - A key whose deadline has passed is never returned: `lookup` deletes it
+//   first (lazy expiry), and `expireCycle` deletes it in the background.
+// - `expiring` lists every key that may have an expiry (a superset: the
+//   cycle drops keys that no longer expire or no longer exist).
 import Glibc
 
 /// Milliseconds on the monotonic clock: expiry must not jump with the wall clock.
@@ -14,30 +21,27 @@ func monotonicMilliseconds() -> Int64 {
 /// Not thread-safe by design: one loop owns it (EventLoop.main in kvd), and
 /// every call runs on that loop's thread.
 public final class Keyspace {
+    /// One value and its expiry.
     struct Entry {
         var value: [UInt8]
         /// Monotonic milliseconds at which the key expires, if it does.
         var expiresAt: Int64?
     }
 
-    // Owner loop's thread only.
-    var entries: [[UInt8]: Entry] = [:]
-    /// Keys that were given an expiry, for the active expiry cycle to sample
-    /// (may hold keys that no longer expire; the cycle drops them).
+    private var entries: [[UInt8]: Entry] = [:]
     private var expiring: [[UInt8]] = []
     private var expiryCursor = 0
     /// How many keys expired (lazily or actively).
     public private(set) var expiredKeys = 0
-    /// How many requests have been executed.
-    public private(set) var commandsProcessed = 0
-    /// Server facts for INFO, supplied by the server.
-    var info: () -> [(section: String, lines: [String])] = { [] }
 
     /// An empty keyspace.
     public init() {}
 
     /// The number of keys, counting expired ones not yet removed.
     public var count: Int { entries.count }
+
+    /// Keys with an expiry (for INFO's keyspace line).
+    var expiresCount: Int { entries.values.reduce(0) { $0 + ($1.expiresAt == nil ? 0 : 1) } }
 
     /// The live entry for `key`, deleting it first if it has expired (lazy expiry).
     func lookup(_ key: [UInt8], now: Int64) -> Entry? {
@@ -50,16 +54,45 @@ public final class Keyspace {
         return entry
     }
 
+    /// Stores `value` under `key` with `expiresAt` (nil: no expiry).
     func set(_ key: [UInt8], _ value: [UInt8], expiresAt: Int64?) {
         entries[key] = Entry(value: value, expiresAt: expiresAt)
         if expiresAt != nil { expiring.append(key) }
     }
 
+    /// Gives a live key a new deadline (nil: persist).
     func setExpiry(_ key: [UInt8], _ deadline: Int64?) {
         entries[key]?.expiresAt = deadline
         if deadline != nil { expiring.append(key) }
     }
 
+    /// Deletes `key`; true when it was there.
+    @discardableResult
+    func remove(_ key: [UInt8]) -> Bool {
+        entries.removeValue(forKey: key) != nil
+    }
+
+    /// Appends `suffix` to the live value of `key` in place (the array stays
+    /// uniquely referenced, so this does not copy it); returns the new
+    /// length, or nil when the key is absent.
+    func append(_ suffix: [UInt8], to key: [UInt8], now: Int64) -> Int? {
+        guard lookup(key, now: now) != nil, var entry = entries.removeValue(forKey: key) else { return nil }
+        entry.value.append(contentsOf: suffix)
+        let length = entry.value.count
+        entries[key] = entry
+        return length
+    }
+
+    /// The live keys for which `matches` is true.
+    func keys(now: Int64, where matches: ([UInt8]) -> Bool) -> [[UInt8]] {
+        var found: [[UInt8]] = []
+        for (key, entry) in entries where (entry.expiresAt.map { $0 > now } ?? true) && matches(key) {
+            found.append(key)
+        }
+        return found
+    }
+
+    /// Deletes every key.
     func removeAll() {
         entries.removeAll()
         expiring.removeAll()
@@ -95,49 +128,4 @@ public final class Keyspace {
             }
         }
     }
-
-    /// Keys with an expiry (for INFO's keyspace line).
-    var expiresCount: Int { entries.values.reduce(0) { $0 + ($1.expiresAt == nil ? 0 : 1) } }
-
-    /// Runs each request in order and returns the concatenated replies.
-    public func execute(_ batch: RequestBatch) -> [UInt8] {
-        var out = ReplyWriter(expectedRequests: batch.count)
-        batch.forEach { execute($0, into: &out) }
-        return out.bytes
-    }
-
-    func execute(_ request: Request, into out: inout ReplyWriter) {
-        guard let first = request.first else { return }
-        commandsProcessed += 1
-        // Clients send names in upper or lower case: both spellings are in
-        // the table, so the common case costs no allocation.
-        guard let command = commandTable[first] ?? commandTable[lowercased(first)] else {
-            out.error(bytes: unknownCommandMessage(request))
-            return
-        }
-        let arity = command.arity
-        if (arity > 0 && request.count != arity) || (arity < 0 && request.count < -arity) {
-            out.error("ERR wrong number of arguments for '\(command.name)' command")
-            return
-        }
-        command.handler(self, request, &out)
-    }
-}
-
-func lowercased(_ bytes: [UInt8]) -> [UInt8] {
-    bytes.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
-}
-
-/// Redis's wording, including its 128-byte limits and the trailing space;
-/// bytes, not a String, so binary arguments come back exactly.
-func unknownCommandMessage(_ request: Request) -> [UInt8] {
-    var arguments: [UInt8] = []
-    for argument in request.dropFirst() where arguments.count < 128 {
-        let room = 128 - arguments.count
-        arguments.append(UInt8(ascii: "'"))
-        arguments.append(contentsOf: argument.prefix(room))
-        arguments.append(contentsOf: [UInt8(ascii: "'"), UInt8(ascii: " ")])
-    }
-    return Array("ERR unknown command '".utf8) + request[0].prefix(128)
-        + Array("', with args beginning with: ".utf8) + arguments
 }

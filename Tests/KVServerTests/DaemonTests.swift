@@ -2,6 +2,7 @@
 // and a SIGTERM while a client is busy, which must lose no reply to a
 // command the daemon read, and exit 0 within a second.
 import Foundation
+import TestKit
 import Testing
 
 /// Starts `kvd` (built next to the test bundle) with its output on a pipe.

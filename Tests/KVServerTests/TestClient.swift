@@ -2,6 +2,7 @@
 // helpers to run a Server in-process or kvd as a child process.
 import Glibc
 import MainLoop
+import TestKit
 
 @testable import KVServer
 
@@ -116,15 +117,6 @@ func withServer<R>(_ configure: (inout ServerOptions) -> Void = { _ in }, _ body
         core.stop()
     }
     return try body(server)
-}
-
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    private let lock = KVServer.Lock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func get() -> Value { lock.withLock { value } }
-    func set(_ new: Value) { lock.withLock { value = new } }
-    func update(_ body: (inout Value) -> Void) { lock.withLock { body(&value) } }
 }
 
 func eventually(within seconds: Int = 20, _ condition: () -> Bool) -> Bool {

@@ -1,5 +1,6 @@
 // BlockingPostTests.swift: postAndWait's results, inline runs, timeouts and deadlock detection.
 import Glibc
+import TestKit
 import Testing
 
 @testable import MainLoop

@@ -1,6 +1,7 @@
 // ChildProcessTests.swift: behaviour that needs a process of its own (the
 // real main thread, a lowered fd limit), checked through the test helper.
 import Foundation
+import TestKit
 import Testing
 
 /// Runs `mainloop-test-helper <scenario>` (built next to the test bundle)

@@ -1,6 +1,7 @@
 // PerformSelectorTests.swift: the performSelector family on loops: waiting,
 // not waiting, errors, retention, order, afterDelay and its cancellation.
 import Glibc
+import TestKit
 import Testing
 
 @testable import MainLoop

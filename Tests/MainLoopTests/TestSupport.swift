@@ -1,20 +1,10 @@
 // TestSupport.swift: small thread-safe helpers and bounded waits for the tests.
 import CLibevent
 import Glibc
+import TestKit
 import Testing
 
 @testable import MainLoop
-
-/// A value shared between threads, guarded by a lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = Lock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withValue<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        try lock.withLock { try body(&value) }
-    }
-    var current: Value { lock.withLock { value } }
-}
 
 /// Polls `condition` until it holds or `timeout` passes; a bug fails the
 /// test instead of hanging CI.

@@ -1,5 +1,6 @@
 // TimerAndWatcherTests.swift: schedule, watch, onSignal and their cancellation.
 import Glibc
+import TestKit
 import Testing
 
 @testable import MainLoop
