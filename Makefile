@@ -40,9 +40,12 @@ test-fast:
 	$(MAKE) --no-print-directory lint
 	$(BOUND) 600 $(SWIFT) test || { echo "test-fast: swift test failed or took over 10 minutes"; exit 1; }
 
-# The toolchain's swift-format, with the house configuration (.swift-format).
+# The toolchain's swift-format, with the house configuration (.swift-format),
+# and the layout rule: only PerformSelector/ joins Invocations to the loop.
 lint:
 	$(BOUND) 300 $(SWIFT) format lint --strict --recursive Package.swift Sources Tests Fuzz
+	@stray=$$(grep -rl "import Invocations" Sources/MainLoop | grep -v "^Sources/MainLoop/PerformSelector/" || true); \
+	if [ -n "$$stray" ]; then echo "lint: import Invocations outside Sources/MainLoop/PerformSelector/: $$stray"; exit 1; fi
 
 test-kvd:
 	$(BOUND) 600 $(SWIFT) build --product kvd

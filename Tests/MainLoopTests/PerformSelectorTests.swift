@@ -324,3 +324,71 @@ final class Typed: Invocable, @unchecked Sendable {
         }
     }
 }
+
+@Suite(.timeLimit(.minutes(5))) struct PerformSelectorBackpressureTests {
+    // A mailbox bounded at 2, held by a gate job: two more posts fill it.
+    private func fullLoop(_ name: String) throws -> (EventLoop, Gate) {
+        let loop = try EventLoop.spawn(name: name, mailboxCapacity: 2)
+        let gate = try Gate.occupy(loop)
+        try loop.post {}
+        try loop.post {}
+        return (loop, gate)
+    }
+
+    /// Runs `call` on a thread of its own and returns what it threw; a call
+    /// that blocks fails the test (naming `what`) instead of hanging it.
+    private func outcome(_ what: String, _ call: @escaping @Sendable () throws -> Void) -> EventLoopError? {
+        let thrown = Locked<EventLoopError?>(nil)
+        let caller = TestThread {
+            do { try call() } catch { thrown.set(error as? EventLoopError) }
+        }
+        caller.join(within: .seconds(10), what)
+        return thrown.current
+    }
+
+    @Test func tryPerformSelectorOnAFullMailboxThrowsFullAndQueuesNothing() throws {
+        let (loop, gate) = try fullLoop("try-perform")
+        defer { stopAndWait(loop) }
+        let ledger = Ledger()
+        let before = loop.stats.posted
+        let refused = outcome("tryPerformSelector on a full mailbox") {
+            try ledger.tryPerformSelector("record:", on: loop, withObjects: 1)
+        }
+        #expect(refused == .full)
+        #expect(loop.stats.posted == before)
+        gate.open()
+        try loop.postAndWait {}
+        try ledger.tryPerformSelector("record:", on: loop, withObjects: 2)
+        let entries = try ledger.performSelector("entries", on: loop, waitUntilDone: true)
+        #expect(entries as? [Int] == [2], "the refused call ran, or the accepted one did not")
+    }
+
+    @Test func fireAndForgetWithATimeoutGivesUpWhenNoRoomComes() throws {
+        let (loop, gate) = try fullLoop("perform-room")
+        defer { stopAndWait(loop) }
+        let ledger = Ledger()
+        let refused = outcome("performSelector(waitUntilDone: false, timeout:) on a full mailbox") {
+            try ledger.performSelector(
+                "record:", on: loop, waitUntilDone: false, withObjects: 1, timeout: .milliseconds(50))
+        }
+        #expect(refused == .timedOut)
+        gate.open()
+        let entries = try ledger.performSelector("entries", on: loop, waitUntilDone: true)
+        #expect(entries as? [Int] == [], "a call refused for lack of room ran anyway")
+    }
+
+    @Test func aWaitingCallNotStartedInTimeIsWithdrawnAndNeverRuns() throws {
+        let loop = try EventLoop.spawn(name: "perform-timeout")
+        defer { stopAndWait(loop) }
+        let gate = try Gate.occupy(loop)
+        let ledger = Ledger()
+        let refused = outcome("performSelector(waitUntilDone: true, timeout:) behind a busy loop") {
+            try ledger.performSelector(
+                "record:", on: loop, waitUntilDone: true, withObjects: 1, timeout: .milliseconds(50))
+        }
+        #expect(refused == .timedOut)
+        gate.open()
+        let entries = try ledger.performSelector("entries", on: loop, waitUntilDone: true)
+        #expect(entries as? [Int] == [], "the withdrawn call ran")
+    }
+}

@@ -1,4 +1,4 @@
-// Errors.swift: every way a call into an EventLoop can be refused.
+// EventLoopError.swift: every way a call into an EventLoop can be refused.
 import CLibevent
 
 /// Why an ``EventLoop`` refused or abandoned a call.

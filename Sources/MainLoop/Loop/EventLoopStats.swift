@@ -1,4 +1,4 @@
-// Stats.swift: what a loop has done, readable from any thread.
+// EventLoopStats.swift: what a loop has done, readable from any thread.
 
 /// A consistent snapshot of an ``EventLoop``'s counters, taken under the
 /// mailbox lock.
