@@ -44,3 +44,4 @@ for (test, pipeline), by in sorted(rows.items(), key=lambda r: (r[0][1], r[0][0]
     k, r = statistics.median(by["kvd"]), statistics.median(by["redis"])
     print(f"| {test} | {pipeline} | {k:,.0f} | {r:,.0f} | {k / r:.2f}x |")
 PY
+python3 bench/plot.py kvd bench/kvd-latest.txt bench/kvd-latest.svg

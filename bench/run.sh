@@ -37,3 +37,4 @@ for (metric, peer, unit), v in sorted(values.items()):
     print(f"| {metric} | {peer} | {statistics.median(v):.3f} {unit} |")
 PY
 } | tee bench/latest.md
+python3 bench/plot.py peers bench/latest.txt bench/latest.svg

@@ -20,7 +20,50 @@ final class Database {
     }
 }
 
+/// Counts its instances' deinitialisations, and what they had seen.
+final class Tracked {
+    let ended: Locked<[Int]>
+    var seen = 0
+    init(_ ended: Locked<[Int]>) { self.ended = ended }
+    deinit { ended.withValue { $0.append(seen) } }
+}
+
 @Suite(.timeLimit(.minutes(5))) struct LoopBoundTests {
+    // Jobs reference the value without retaining it (a shared reference
+    // count would cost every post a cache-line transfer), so dropping the
+    // last handle must hand the value to the loop, which lets it go only
+    // after every job queued before has run. Run under ASan in make test.
+    @Test func droppingTheLastHandleWithJobsQueuedReleasesTheValueAfterThem() throws {
+        let loop = try EventLoop(name: "retire")
+        let ended = Locked<[Int]>([])
+        do {
+            let handle = LoopBound(Tracked(ended), on: loop)
+            for _ in 0..<1_000 { try handle.post { $0.seen += 1 } }
+        }
+        #expect(ended.current == [], "the value was released while jobs still referenced it")
+        try loop.post { loop.stop() }
+        let runner = TestThread { try? loop.run() }
+        runner.join("the loop running the queued jobs")
+        #expect(ended.current == [1_000], "the value ended before all its jobs ran, or never")
+    }
+
+    @Test func aHandleDroppedDuringTheFinalDrainReleasesTheValueAfterIt() throws {
+        let loop = try EventLoop(name: "retire-drain")
+        let ended = Locked<[Int]>([])
+        let handle = Locked<LoopBound<Tracked>?>(LoopBound(Tracked(ended), on: loop))
+        for _ in 0..<100 { try handle.current!.post { $0.seen += 1 } }
+        // Runs in the final drain (the mailbox is closed): the handle goes
+        // away there, with 100 more jobs behind it.
+        try loop.post {
+            loop.stop()
+            handle.set(nil)
+        }
+        for _ in 0..<100 { try handle.current?.post { $0.seen += 1 } }
+        let runner = TestThread { try? loop.run() }
+        runner.join("the loop's final drain")
+        #expect(ended.current == [200], "the value ended before its jobs ran, or never")
+    }
+
     @Test func theReadmesCallsCompileAndRunOnTheOwningLoop() async throws {
         let loop = try EventLoop.spawn(name: "db")
         defer { stopAndWait(loop) }

@@ -73,6 +73,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // Guarded by `stateLock`: live timers and watchers, removed when they are
     // cancelled, when a one-shot timer has fired, and all at once on stop.
     private var registrations: [ObjectIdentifier: LoopEvent] = [:]
+    // Guarded by `stateLock`: objects retired while the final drain runs,
+    // released after it (see `retire`).
+    private var retired: [BoundStorage] = []
     // Guarded by `stateLock`.
     private var errorHandlerStorage: (@Sendable (LoopErrorReport) -> Void)?
     // Guarded by `stateLock`: what the deprecated `invocationErrorHandler`
@@ -349,8 +352,30 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         lifecycle = .stopped
         let live = registrations
         registrations = [:]
+        let retiredNow = retired
+        retired = []
         stateLock.unlock()
         for registration in live.values { registration.cancel() }
+        _ = retiredNow  // released here, after the final drain
+    }
+
+    /// Any thread: releases `object` on the loop, after every job queued
+    /// before this call has run: for an object that queued jobs reference
+    /// without retaining it (a `LoopBound`'s storage). On a loop that is in
+    /// its final drain, after the drain; on one that will never run a job
+    /// again (stopped, or never made), at once.
+    func retire(_ object: BoundStorage) {
+        do {
+            try enqueue(.work { _ = object }, policy: .admit)
+        } catch {
+            stateLock.lock()
+            if case .stopping = lifecycle {
+                retired.append(object)
+                stateLock.unlock()
+            } else {
+                stateLock.unlock()
+            }
+        }
     }
 
     /// Adds a timer or watcher to the set that `stop()` cancels, unless the

@@ -5,6 +5,7 @@
 /// the post API brings (an invocation). The loop either runs it or, when it
 /// never will (the loop was stopped before it ran), abandons it, so that
 /// whoever waits is always told.
+@usableFromInline
 protocol MailboxRecord: AnyObject, Sendable {
     /// Loop thread: run the work, unless the poster withdrew it, and release the poster.
     func run()
@@ -16,6 +17,7 @@ extension Completion: MailboxRecord {}
 
 /// What travels through the mailbox. An enum, not a protocol existential, so
 /// a plain post stores its closure inline with no allocation of its own.
+@usableFromInline
 enum Job {
     /// A fire-and-forget post.
     case work(@Sendable () -> Void)
@@ -24,9 +26,10 @@ enum Job {
     /// A `LoopBound` post: the body as its two words (see
     /// `LoopBoundStorage.job`), and the storage. The body is not wrapped in a
     /// closure that captures the storage, which would cost an allocation per
-    /// post. The storage comes last: the enum keeps its case tag in that
-    /// reference's spare bits, which holds a job to 24 bytes.
-    case bound(UnsafeRawPointer, AnyObject?, BoundStorage)
+    /// post. The storage is unretained (see `LoopBoundStorage.job`), and comes
+    /// last: the enum keeps its case tag in that reference's spare bits,
+    /// which holds a job to 24 bytes.
+    case bound(UnsafeRawPointer, AnyObject?, Unmanaged<BoundStorage>)
     /// A Swift concurrency job for the loop's executor. The loop is
     /// unretained: a job only runs on its own loop, which is alive then.
     case executorJob(UnownedJob, Unmanaged<EventLoop>)
@@ -40,7 +43,7 @@ enum Job {
         switch self {
         case .work(let body): body()
         case .record(let record): record.run()
-        case .bound(let entry, let context, let storage): storage.run(entry, context)
+        case .bound(let entry, let context, let storage): storage.takeUnretainedValue().run(entry, context)
         case .executorJob(let job, let loop):
             // On the serial executor's identity, also for jobs that came
             // through task-executor preference: the task keeps its preference

@@ -21,7 +21,7 @@ extension Invocation: MailboxRecord, CrashDescribable {
     var crashDescription: String { "performing \(type(of: target)).\(selector)" }
 
     /// Loop thread (a record only runs on its own loop, inside `run()`).
-    func run() {
+    @usableFromInline func run() {
         guard let loop = EventLoop.current else {
             preconditionFailure("MainLoop: an invocation record ran off its loop's thread")
         }
@@ -29,7 +29,7 @@ extension Invocation: MailboxRecord, CrashDescribable {
     }
 
     /// Nobody waits: there is nobody to tell.
-    func abandon(_ error: EventLoopError) {}
+    @usableFromInline func abandon(_ error: EventLoopError) {}
 }
 
 extension EventLoop {

@@ -3,6 +3,7 @@
 // for room, refuse, or admit anyway, as the post's policy says.
 
 /// How a post behaves when a bounded mailbox is full.
+@usableFromInline
 enum RoomPolicy {
     /// Block until the loop makes room, or until the deadline (monotonic ns; nil: none).
     case wait(until: UInt64?)
@@ -17,7 +18,7 @@ extension EventLoop {
     /// Any thread: hands `job` to the mailbox, waking the loop when it sleeps.
     /// - Throws: the close reason (`.shutDown`) once the mailbox is closed;
     ///   with a bound, `.full`, `.timedOut` or `.deadlock` per `policy`.
-    @inline(__always)
+    @usableFromInline
     func enqueue(_ job: Job, policy: RoomPolicy = .wait(until: nil)) throws(EventLoopError) {
         let offer: Mailbox.Offer
         if case .admit = policy { offer = try mailbox.admit(job) } else { offer = try mailbox.offer(job) }
