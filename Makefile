@@ -8,7 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # step (timeout exits 124; KILL follows TERM after 10 s).
 BOUND = timeout -k 10
 
-.PHONY: deps run demo test test-fast lint test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long liveness-proof bench bench-kvd
+.PHONY: deps run demo test test-fast lint docs test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long liveness-proof bench bench-kvd
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -29,7 +29,7 @@ demo: deps
 ## The whole proof, as CI runs it: every test; kvd with the real redis-cli and
 ## redis-benchmark; a stress run under valgrind's leak check; every test again
 ## under the thread and the address sanitizer; each fuzzer for 30 seconds.
-test: deps test-fast test-kvd test-leaks test-tsan test-asan fuzz-ci
+test: deps test-fast docs test-kvd test-leaks test-tsan test-asan fuzz-ci
 
 # The build must be warning-free (a fresh clone compiles every file, so CI sees them all).
 test-fast:
@@ -37,8 +37,14 @@ test-fast:
 	@$(BOUND) 900 $(SWIFT) build --build-tests > .build/build.log 2>&1 || { cat .build/build.log; echo "test-fast: the build failed or took over 15 minutes"; exit 1; }
 	@if grep "warning:" .build/build.log; then echo "the build has warnings (see above)"; exit 1; fi
 	bash tools/check-readme.sh
+	$(BOUND) 600 bash tools/check-doc-listings.sh
 	$(MAKE) --no-print-directory lint
 	$(BOUND) 600 $(SWIFT) test || { echo "test-fast: swift test failed or took over 10 minutes"; exit 1; }
+
+## The DocC site, offline, into .build/docs/ (MainLoop/ and Invocations/):
+## symbol graphs from swift build, then the toolchain's docc. Any warning fails.
+docs:
+	$(BOUND) 900 bash tools/build-docs.sh
 
 # The toolchain's swift-format, with the house configuration (.swift-format),
 # and the layout rule: only PerformSelector/ joins Invocations to the loop.

@@ -31,13 +31,19 @@ public struct LoopBound<Value>: Sendable {
     /// Keeps the value alive for the handles, and hands it to the loop to
     /// release once the last handle is gone (see `LoopBoundOwner`).
     @usableFromInline let owner: LoopBoundOwner<Value>
+    /// The owner's storage, unretained (the owner keeps it alive while this
+    /// handle exists): a post reads it without touching the owner's
+    /// reference count, which every producer thread would share.
+    @usableFromInline let unownedStorage: Unmanaged<LoopBoundStorage<Value>>
     @inlinable var storage: LoopBoundStorage<Value> { owner.storage }
 
     /// Hands `value` to `loop`. `sending`: the caller gives it up, so no other
     /// reference to it can be used from another thread afterwards.
     public init(_ value: sending Value, on loop: EventLoop) {
         self.loop = loop
-        self.owner = LoopBoundOwner(LoopBoundStorage(value), on: loop)
+        let storage = LoopBoundStorage(value)
+        self.owner = LoopBoundOwner(storage, on: loop)
+        self.unownedStorage = Unmanaged.passUnretained(storage)
     }
 
     /// Runs `body` on the loop with the value; returns at once (see ``EventLoop/post(_:)``).
@@ -48,7 +54,8 @@ public struct LoopBound<Value>: Sendable {
     /// of a plain post's throughput.
     @inlinable
     public func post(_ body: @escaping @Sendable (inout Value) -> Void) throws {
-        try loop.enqueue(storage.job(body), policy: .wait(until: nil))
+        let job = unownedStorage._withUnsafeGuaranteedRef { $0.job(body) }
+        try loop.enqueue(job, policy: .wait(until: nil))
     }
 
     /// As ``post(_:)``, waiting at most `timeout` for room in a full bounded

@@ -22,9 +22,10 @@ let currentLoopKey: pthread_key_t = {
 /// (``schedule(after:_:)``), watched file descriptors (``watch(fd:for:_:)``)
 /// and signals (``onSignal(_:_:)``).
 ///
-/// ``EventLoop/main`` is the loop of the process's main thread; ``spawn(name:)``
-/// starts a loop on a thread of its own; ``init()`` makes a loop for a thread
-/// of yours, which becomes its owner by calling ``run()``.
+/// ``EventLoop/main`` is the loop of the process's main thread;
+/// ``spawn(name:mailboxCapacity:)`` starts a loop on a thread of its own;
+/// ``init(name:mailboxCapacity:)`` makes a loop for a thread of yours, which
+/// becomes its owner by calling ``run()``.
 ///
 /// Guarantees: every post that returns normally runs exactly once; every
 /// post that throws was not accepted and never runs; a caller blocked in

@@ -35,10 +35,16 @@ extension Invocable {
     /// It rides on the post API: `waitUntilDone: true` is a
     /// ``EventLoop/postAndWait(timeout:_:)`` and `false` a ``EventLoop/post(timeout:_:)``,
     /// with their order, back-pressure and stop guarantees.
-    /// - Parameter timeout: with `waitUntilDone: true`, bounds the wait for
-    ///   the loop to start the call; with `false`, bounds the wait for room in
-    ///   a full bounded mailbox. `nil` waits as long as it takes. See
-    ///   ``tryPerformSelector(_:on:withObjects:)`` for a call that never waits.
+    /// - Parameters:
+    ///   - selector: the method to perform, as registered in the class's `MethodTable`.
+    ///   - loop: the loop whose thread performs it.
+    ///   - wait: whether to block until the method has run.
+    ///   - arguments: the method's arguments, in order; `nil` only where the
+    ///     parameter is `Optional`.
+    ///   - timeout: with `waitUntilDone: true`, bounds the wait for the loop
+    ///     to start the call; with `false`, bounds the wait for room in a
+    ///     full bounded mailbox. `nil` waits as long as it takes. See
+    ///     ``tryPerformSelector(_:on:withObjects:)`` for a call that never waits.
     /// - Throws: ``InvocationError``; ``EventLoopError/shutDown`` once the
     ///   loop is stopped; ``EventLoopError/timedOut``; with
     ///   `waitUntilDone: true`, what the method throws and the errors of
@@ -118,8 +124,14 @@ extension Invocable {
     ///
     /// Everything is checked on the calling thread before anything is
     /// posted, the result type included.
-    /// - Parameter timeout: bounds the wait for the loop to start the call,
-    ///   as in ``EventLoop/postAndWait(timeout:_:)``.
+    /// - Parameters:
+    ///   - selector: the method to perform, as registered in the class's `MethodTable`.
+    ///   - loop: the loop whose thread performs it.
+    ///   - arguments: the method's arguments, in order; `nil` only where the
+    ///     parameter is `Optional`.
+    ///   - returning: the method's result type (`Void.self` for none).
+    ///   - timeout: bounds the wait for the loop to start the call, as in
+    ///     ``EventLoop/postAndWait(timeout:_:)``.
     /// - Throws: ``InvocationError`` (``InvocationError/returnTypeMismatch(_:expected:actual:)``
     ///   when the method does not return `R`); what the method throws; the
     ///   errors of ``EventLoop/postAndWait(timeout:_:)``.

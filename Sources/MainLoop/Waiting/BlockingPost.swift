@@ -8,11 +8,14 @@ extension EventLoop {
     /// Called on the loop's own thread, `work` runs inline at once (it never
     /// waits for itself).
     ///
-    /// - Parameter timeout: bounds the wait for the loop to *start* the work
-    ///   (including any wait for room in a full bounded mailbox). If it has
-    ///   not started by then, it is withdrawn (it will never run) and
-    ///   ``EventLoopError/timedOut`` is thrown. Once it has started, the
-    ///   caller waits for its result. `nil` waits as long as it takes.
+    /// - Parameters:
+    ///   - timeout: bounds the wait for the loop to *start* the work
+    ///     (including any wait for room in a full bounded mailbox). If it has
+    ///     not started by then, it is withdrawn (it will never run) and
+    ///     ``EventLoopError/timedOut`` is thrown. Once it has started, the
+    ///     caller waits for its result. `nil` waits as long as it takes.
+    ///   - work: what runs on the loop's thread; it need not be `Sendable`,
+    ///     since the caller is blocked while it runs.
     /// - Throws: what `work` throws; ``EventLoopError/shutDown`` if the loop
     ///   is stopped (or is stopped before it ever ran);
     ///   ``EventLoopError/timedOut``; ``EventLoopError/deadlock`` when the
