@@ -10,6 +10,15 @@
 //
 // Its state is three enums, one per concern: `input` (are we reading),
 // `exchange` (is a batch with the core) and `ending` (how it ends).
+//
+// Back-pressure runs both ways. A batch goes to the core only while the
+// client's unsent replies are under `outputLowWater`: a client that does not
+// read its replies stops having its requests executed (and, once its input
+// piles up, stops being read), so it cannot fill the core's mailbox or
+// memory. The core hands back the part of a batch it did not run once the
+// replies reached its byte budget; that part waits here like unread input.
+// Above the output buffer limit (ServerOptions.outputBufferLimit) the
+// client is disconnected.
 import Glibc
 import MainLoop
 
@@ -54,8 +63,16 @@ final class Connection: @unchecked Sendable {
     private var parser: RESPParser
     private var readWatch: Watch?
     private var writeWatch: Watch?
-    private var outbound: [UInt8] = []
+    /// Unsent replies, oldest first; the first chunk is partly sent.
+    private var outbound: [[UInt8]] = []
+    private var outboundHead = 0
     private var outboundSent = 0
+    /// Bytes in `outbound` not yet sent.
+    private var outboundBytes = 0
+    /// Requests the core handed back unexecuted (its byte budget was reached).
+    private var heldBatch: RequestBatch?
+    /// Monotonic ms since which the unsent replies have been above the soft limit.
+    private var overSoftLimitSince: Int64?
     private var input = Input.paused
     private var exchange = Exchange.idle
     private var ending = Ending.open
@@ -66,6 +83,11 @@ final class Connection: @unchecked Sendable {
     static let pauseThreshold = 4 * 1024 * 1024
     /// Most requests in one submission to the core.
     static let maxBatch = 1024
+    /// Submit nothing while more unsent reply bytes than this wait.
+    static let outputLowWater = 1024 * 1024
+
+    /// True while the client's unsent replies hold further submissions back.
+    private var outputBackedUp: Bool { outboundBytes > Connection.outputLowWater }
 
     init(fd: Int32, worker: Worker, limits: RESPLimits) {
         self.fd = fd
@@ -115,14 +137,24 @@ final class Connection: @unchecked Sendable {
     private func readable() {
         if !readAvailable() { stopReading(.ended) }
         processInput()
-        if exchange == .awaiting && parser.bufferedCount > Connection.pauseThreshold, case .reading = input {
+        if exchange == .awaiting || outputBackedUp || heldBatch != nil,
+            parser.bufferedCount > Connection.pauseThreshold, case .reading = input
+        {
             stopReading(.paused)
         }
     }
 
-    /// Submits the next batch of complete requests to the core, if none is out.
+    /// Submits the next batch of complete requests to the core, if none is
+    /// out and the client reads its replies: first what the core handed
+    /// back, then what the parser has.
     private func processInput() {
-        guard exchange == .idle, ending == .open else { return }
+        guard exchange == .idle, !outputBackedUp, ending != .closed else { return }
+        if let held = heldBatch {
+            heldBatch = nil
+            submit(held)
+            return
+        }
+        guard ending == .open else { return }
         var batch = RequestBatch()
         parsing: while batch.count < Connection.maxBatch {
             let name = batch.arguments.count
@@ -144,9 +176,15 @@ final class Connection: @unchecked Sendable {
             finishIfDone()
             return
         }
+        submit(batch)
+    }
+
+    private func submit(_ batch: RequestBatch) {
         exchange = .awaiting
         do {
-            try worker.server.hop.submit(batch, replyOn: worker.loop) { replies in self.receive(replies) }
+            try worker.server.hop.submit(batch, replyOn: worker.loop) { replies, rest in
+                self.receive(replies, rest: rest)
+            }
         } catch {
             // The core stopped: no reply will come for this batch.
             exchange = .idle
@@ -155,29 +193,38 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    /// Replies for the batch in flight.
-    private func receive(_ replies: [UInt8]) {
+    /// Replies for the batch in flight, and the requests the core did not run.
+    private func receive(_ replies: Replies, rest: RequestBatch?) {
         exchange = .idle
         guard ending != .closed else { return }  // the peer went away meanwhile
+        heldBatch = rest
         queue(replies)
-        if ending == .open {
-            processInput()  // the next batch, already buffered
-        } else {
-            finishIfDone()
-        }
+        guard ending != .closed else { return }  // over the output limit
         flush()
-        if exchange == .idle { try? resumeReading() }
+        guard ending != .closed else { return }
+        continueAfterOutput()
+    }
+
+    /// After replies were queued or written: submit what is due next, or
+    /// end the connection if nothing is.
+    private func continueAfterOutput() {
+        if heldBatch != nil || ending == .open {
+            processInput()  // what the core handed back, or the next batch, already buffered
+        }
+        if heldBatch == nil && exchange == .idle { finishIfDone() }
+        if exchange == .idle && !outputBackedUp { try? resumeReading() }
     }
 
     /// Nothing is in flight and nothing more will be submitted from what is
     /// buffered: answer a pending protocol error, or close a connection whose
     /// input ended, as due.
     private func finishIfDone() {
-        guard exchange == .idle else { return }
+        guard exchange == .idle, heldBatch == nil else { return }
         switch ending {
         case .protocolError(let message):
-            queue(Array("-ERR Protocol error: \(message)\r\n".utf8))
+            let error = Array("-ERR Protocol error: \(message)\r\n".utf8)
             ending = .afterFlush
+            queue(Replies(chunks: [error], byteCount: error.count))
         case .open:
             if case .ended = input { ending = .afterFlush }
         case .afterFlush, .closed: break
@@ -185,36 +232,99 @@ final class Connection: @unchecked Sendable {
         flush()
     }
 
-    private func queue(_ bytes: [UInt8]) {
-        if outbound.isEmpty { outbound = bytes } else { outbound.append(contentsOf: bytes) }
+    private func queue(_ replies: Replies) {
+        for chunk in replies.chunks where !chunk.isEmpty { outbound.append(chunk) }
+        outboundBytes += replies.byteCount
+        enforceOutputLimit()
+    }
+
+    /// Redis's client-output-buffer-limit: what counts is what waits behind
+    /// the reply being written (a single reply larger than the limit is
+    /// still sent whole, as long as nothing piles up behind it).
+    private func enforceOutputLimit() {
+        let limit = worker.server.options.outputBufferLimit
+        let waiting = outboundBytes - (outbound.isEmpty ? 0 : outbound[outboundHead].count - outboundSent)
+        if limit.hard > 0 && waiting > limit.hard {
+            disconnectOverLimit(waiting, "hard limit \(limit.hard)")
+            return
+        }
+        guard limit.soft > 0, waiting > limit.soft else {
+            overSoftLimitSince = nil
+            return
+        }
+        let now = monotonicMilliseconds()
+        let since = overSoftLimitSince ?? now
+        overSoftLimitSince = since
+        if now - since > Int64(limit.softSeconds) * 1000 {
+            disconnectOverLimit(waiting, "soft limit \(limit.soft) for \(limit.softSeconds) s")
+        }
+    }
+
+    private func disconnectOverLimit(_ waiting: Int, _ which: String) {
+        worker.server.outputLimitDisconnected(
+            "kvd: closing client fd \(fd): \(waiting) bytes of replies unsent, over the \(which)")
+        outbound = []
+        outboundHead = 0
+        outboundSent = 0
+        outboundBytes = 0
+        heldBatch = nil
+        close()
     }
 
     /// Writes what it can; waits for writability for the rest.
     private func flush() {
         guard ending != .closed else { return }
-        while outboundSent < outbound.count {
-            let written = outbound.withUnsafeBytes { bytes in
+        while outboundHead < outbound.count {
+            let chunk = outbound[outboundHead]
+            let written = chunk.withUnsafeBytes { bytes in
                 send(fd, bytes.baseAddress! + outboundSent, bytes.count - outboundSent, Int32(MSG_NOSIGNAL))
             }
             if written > 0 {
                 outboundSent += written
+                outboundBytes -= written
+                if outboundSent == chunk.count {
+                    outboundHead += 1
+                    outboundSent = 0
+                }
             } else if written < 0 && errno == EINTR {
                 continue
             } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                compactOutbound()
                 if writeWatch == nil {
-                    writeWatch = try? worker.loop.watch(fd: fd, for: .write) { [unowned self] _ in self.flush() }
+                    writeWatch = try? worker.loop.watch(fd: fd, for: .write) { [unowned self] _ in
+                        self.writable()
+                    }
                 }
+                if overSoftLimitSince != nil { enforceOutputLimit() }
                 return
             } else {
                 close()  // the peer is gone: replies still due are dropped
                 return
             }
         }
-        outbound.removeAll(keepingCapacity: outbound.capacity <= 64 * 1024)
+        outbound.removeAll(keepingCapacity: true)
+        outboundHead = 0
         outboundSent = 0
+        overSoftLimitSince = nil
         writeWatch?.cancel()
         writeWatch = nil
-        if ending == .afterFlush && exchange == .idle { close() }
+        if ending == .afterFlush && exchange == .idle && heldBatch == nil { close() }
+    }
+
+    /// Drops the chunks already sent.
+    private func compactOutbound() {
+        guard outboundHead > 0 else { return }
+        outbound.removeFirst(outboundHead)
+        outboundHead = 0
+    }
+
+    /// The socket took more: write, and if the client caught up, go on with
+    /// what was held back.
+    private func writable() {
+        let wasBackedUp = outputBackedUp
+        flush()
+        guard ending != .closed else { return }
+        if wasBackedUp && !outputBackedUp || heldBatch != nil { continueAfterOutput() }
     }
 
     /// Shutdown: take what the socket already holds, stop reading, answer

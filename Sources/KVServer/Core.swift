@@ -22,16 +22,19 @@ public struct Core: Sendable {
     }
 
     /// Any thread: executes `batch` on the core, then calls `deliver` with
-    /// the replies on `replyLoop`. If `replyLoop` has stopped by then, the
-    /// replies are dropped: there is nobody left to answer.
+    /// the replies on `replyLoop`, and with the requests the core did not
+    /// run because the replies reached the dispatcher's byte budget (submit
+    /// them again once the replies are written). If `replyLoop` has stopped
+    /// by then, the replies are dropped: there is nobody left to answer.
     /// - Throws: ``EventLoopError/shutDown`` when the core has stopped: no
     ///   reply will come.
     public func submit(
-        _ batch: RequestBatch, replyOn replyLoop: EventLoop, _ deliver: @escaping @Sendable ([UInt8]) -> Void
+        _ batch: RequestBatch, replyOn replyLoop: EventLoop,
+        _ deliver: @escaping @Sendable (Replies, RequestBatch?) -> Void
     ) throws {
         try dispatcher.post { dispatcher in
-            let replies = dispatcher.execute(batch)
-            try? replyLoop.post { deliver(replies) }
+            let (replies, rest) = dispatcher.execute(batch)
+            try? replyLoop.post { deliver(replies, rest) }
         }
     }
 }

@@ -86,6 +86,8 @@ public final class Dispatcher {
     public private(set) var commandsProcessed = 0
     /// The figures other threads may read.
     public let counters = DispatcherCounters()
+    /// A slice of active expiry is queued on the core (see `Server.expire`).
+    var expiryContinues = false
     /// INFO's sections that describe the server (not the keyspace), from
     /// whoever runs it.
     private let serverInfo: @Sendable () -> [(section: String, lines: [String])]
@@ -109,17 +111,35 @@ public final class Dispatcher {
         self.serverInfo = serverInfo
     }
 
-    /// The row for a command name in any case.
+    /// The longest command name: a longer one is unknown without being hashed.
+    private static let longestName = table.keys.map(\.count).max() ?? 0
+
+    /// The row for a command name in any case. A name longer than every
+    /// command's is refused before it is hashed or copied: a hostile 100 MB
+    /// name costs the core nothing.
     static func command(named name: [UInt8]) -> Command? {
-        table[name] ?? table[lowercased(name)]
+        guard name.count <= longestName else { return nil }
+        return table[name] ?? table[lowercased(name)]
     }
 
-    /// Runs each request in order and returns the concatenated replies.
-    public func execute(_ batch: RequestBatch) -> [UInt8] {
+    /// How many reply bytes one batch may produce before the rest of it is
+    /// handed back: a client's pipeline of large replies costs the core one
+    /// slice at a time, and the client's buffers stay bounded.
+    static let replyBudget = 1024 * 1024
+
+    /// Runs the requests in order, and returns their replies and the
+    /// requests it did not run (nil when it ran them all): it stops once the
+    /// replies pass `replyBudget` bytes.
+    public func execute(_ batch: RequestBatch) -> (Replies, rest: RequestBatch?) {
         var out = ReplyWriter(expectedRequests: batch.count)
-        batch.forEach { execute($0, into: &out) }
+        var executed = 0
+        batch.forEach { request in
+            execute(request, into: &out)
+            executed += 1
+            return out.byteCount < Dispatcher.replyBudget
+        }
         counters.publish(commands: commandsProcessed, keys: keyspace.count)
-        return out.bytes
+        return (out.finish(), executed < batch.count ? batch.dropping(first: executed) : nil)
     }
 
     func execute(_ request: Request, into out: inout ReplyWriter) {

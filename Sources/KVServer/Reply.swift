@@ -1,12 +1,46 @@
 // Reply.swift: RESP2 reply encoding, appended straight into an output buffer.
+// A large bulk value is not copied: the stored array itself becomes a chunk
+// of the output, and the I/O loop writes it from there. So a GET of a
+// 500 MB value costs the core a reference count, not a 500 MB copy.
+
+/// Replies ready to be written, in order: chunks of bytes, the large values
+/// among them shared with the keyspace rather than copied.
+public struct Replies: Sendable {
+    /// The chunks, in order.
+    public var chunks: [[UInt8]]
+    /// Their total size.
+    public var byteCount: Int
+
+    /// The replies as one byte array (for tests and small replies).
+    public var joined: [UInt8] { chunks.count == 1 ? chunks[0] : chunks.flatMap { $0 } }
+}
 
 /// Appends RESP2 replies to a byte buffer.
 public struct ReplyWriter: Sendable {
-    /// The encoded replies so far.
+    /// The encoded replies since the last chunk that was sealed.
     public private(set) var bytes: [UInt8] = []
+    /// Earlier chunks, in order.
+    private var sealed: [[UInt8]] = []
+    private var sealedBytes = 0
+    /// Bulk values at least this large are referenced, not copied.
+    static let referenceThreshold = 64 * 1024
 
     /// An empty writer.
     public init() {}
+
+    /// Bytes written so far.
+    public var byteCount: Int { sealedBytes + bytes.count }
+
+    /// Everything written, as chunks; the writer is empty afterwards.
+    public mutating func finish() -> Replies {
+        var chunks = sealed
+        if !bytes.isEmpty || chunks.isEmpty { chunks.append(bytes) }
+        let replies = Replies(chunks: chunks, byteCount: byteCount)
+        sealed = []
+        sealedBytes = 0
+        bytes = []
+        return replies
+    }
 
     /// Reserves room for typical short replies to `expectedRequests` requests.
     public init(expectedRequests: Int) {
@@ -50,7 +84,14 @@ public struct ReplyWriter: Sendable {
         bytes.append(UInt8(ascii: "$"))
         decimal(value.count)
         crlf()
-        bytes.append(contentsOf: value)
+        if value.count >= ReplyWriter.referenceThreshold {
+            sealed.append(bytes)
+            sealed.append(value)
+            sealedBytes += bytes.count + value.count
+            bytes = []
+        } else {
+            bytes.append(contentsOf: value)
+        }
         crlf()
     }
 

@@ -20,12 +20,22 @@ public struct RequestBatch: Sendable {
         ends.append(arguments.count)
     }
 
-    /// Calls `body` with each request's arguments, in order.
-    func forEach(_ body: (Request) -> Void) {
+    /// The requests after the first `count`, as a batch of their own.
+    func dropping(first count: Int) -> RequestBatch {
+        guard count > 0 else { return self }
+        var rest = RequestBatch()
+        let start = ends[count - 1]
+        rest.arguments = Array(arguments[start...])
+        rest.ends = ends[count...].map { $0 - start }
+        return rest
+    }
+
+    /// Calls `body` with each request's arguments, in order, until it returns false.
+    func forEach(_ body: (Request) -> Bool) {
         arguments.withUnsafeBufferPointer { all in
             var start = 0
             for end in ends {
-                body(Request(rebasing: all[start..<end]))
+                guard body(Request(rebasing: all[start..<end])) else { return }
                 start = end
             }
         }

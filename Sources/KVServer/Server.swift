@@ -28,6 +28,7 @@ public final class Server: @unchecked Sendable {
     private let totalConnections = Atomic<Int>(0)
     private let rejectedConnections = Atomic<Int>(0)
     private let finishedWorkers = Atomic<Int>(0)
+    private let outputLimitDisconnections = Atomic<Int>(0)
     private var onShutdownComplete: (@Sendable () -> Void)?
 
     /// A server whose keyspace lives on `core` (EventLoop.main in kvd).
@@ -67,7 +68,26 @@ public final class Server: @unchecked Sendable {
         port = chosenPort
         let dispatcher = hop.dispatcher
         expiryTimer = try core.schedule(every: .milliseconds(100)) {
-            dispatcher.withValue { $0.keyspace.expireCycle() }
+            dispatcher.withValue { Server.expire($0, through: dispatcher) }
+        }
+    }
+
+    /// Core loop: one slice of active expiry (at most 2 ms). While expired
+    /// keys keep turning up, the next slice is posted to the core, so it runs
+    /// after the I/O and timers that are due: an expiry storm takes the
+    /// core's spare time, never a stall. The 100 ms timer does not start a
+    /// second chain while one runs.
+    private static func expire(_ dispatcher: Dispatcher, through handle: LoopBound<Dispatcher>) {
+        guard !dispatcher.expiryContinues else { return }
+        guard dispatcher.keyspace.expireCycle() else { return }
+        dispatcher.expiryContinues = true
+        do {
+            try handle.post { dispatcher in
+                dispatcher.expiryContinues = false
+                Server.expire(dispatcher, through: handle)
+            }
+        } catch {
+            dispatcher.expiryContinues = false  // the core is stopping
         }
     }
 
@@ -105,6 +125,18 @@ public final class Server: @unchecked Sendable {
         }
         rejectedConnections.add(1, ordering: .relaxed)
         return false
+    }
+
+    /// Any worker: a client was closed for its unsent replies; `line` says why.
+    func outputLimitDisconnected(_ line: String) {
+        outputLimitDisconnections.add(1, ordering: .relaxed)
+        var line = line + "\n"
+        line.withUTF8 { _ = write(1, $0.baseAddress, $0.count) }
+    }
+
+    /// Any worker: a client refused because the process had no descriptor left.
+    func refusedAtFdLimit() {
+        rejectedConnections.add(1, ordering: .relaxed)
     }
 
     func clientClosed() {
@@ -182,7 +214,10 @@ public final class Server: @unchecked Sendable {
             ("Clients", ["connected_clients:\(clients)", "maxclients:\(options.maxClients)"]),
             (
                 "Stats",
-                ["total_connections_received:\(total)", "rejected_connections:\(rejected)"]
+                [
+                    "total_connections_received:\(total)", "rejected_connections:\(rejected)",
+                    "client_output_buffer_limit_disconnections:\(outputLimitDisconnections.load(ordering: .relaxed))",
+                ]
             ),
             ("MainLoop", loops),
         ]

@@ -17,6 +17,28 @@ public struct ServerOptions: Sendable {
     public var maxClients = 10_000
     /// What one request may announce.
     public var limits = RESPLimits()
+    /// Redis's `client-output-buffer-limit` for normal clients: a client
+    /// whose unsent replies pass `hard` bytes, or stay above `soft` bytes for
+    /// longer than `softSeconds`, is disconnected (0 turns a limit off).
+    public var outputBufferLimit = OutputBufferLimit(hard: 256 * 1024 * 1024, soft: 0, softSeconds: 0)
+    /// How long a graceful stop may take before kvd exits anyway, in seconds.
+    public var shutdownTimeout: Double = 1
+
+    /// Limits on one client's unsent replies.
+    public struct OutputBufferLimit: Sendable, Equatable {
+        /// Disconnect at once above this many bytes (0: no hard limit).
+        public var hard: Int
+        /// Disconnect after `softSeconds` above this many bytes (0: no soft limit).
+        public var soft: Int
+        /// How long a client may stay above `soft`.
+        public var softSeconds: Int
+
+        public init(hard: Int, soft: Int, softSeconds: Int) {
+            self.hard = hard
+            self.soft = soft
+            self.softSeconds = softSeconds
+        }
+    }
 
     /// The defaults.
     public init() {}
@@ -29,9 +51,18 @@ public struct ServerOptions: Sendable {
           --io-threads N     I/O worker loops (default: number of cores - 1, at least 1)
           --max-clients N    connections served at once; more are refused (default 10000)
           --max-bulk BYTES   largest bulk argument accepted (default 536870912, as Redis)
+          --client-output-buffer-limit HARD SOFT SECONDS
+                             disconnect a client whose unsent replies pass HARD
+                             bytes, or stay above SOFT bytes for SECONDS (sizes
+                             take kb/mb/gb; 0 turns a limit off; default
+                             256mb 0 0: a client that never reads cannot take
+                             more than 256 MiB)
+          --shutdown-timeout SECONDS
+                             how long a graceful stop may take (default 1)
           --help             this text
         Signals: SIGTERM and SIGINT stop gracefully (stop accepting, answer what
-        was read, close, exit 0); SIGHUP prints the stats line.
+        was read, close, exit 0), bounded by --shutdown-timeout; a second one
+        exits at once (status 1). SIGHUP prints the stats line.
         """
 
     /// A command line that cannot be honoured; the description says why.
@@ -57,6 +88,18 @@ public struct ServerOptions: Sendable {
             }
             return n
         }
+        /// A size as Redis writes them: bytes, or with kb, mb or gb (1024-based).
+        func size(_ flag: String, _ text: String) throws(UsageError) -> Int {
+            let lower = text.lowercased()
+            let units: [(String, Int)] = [("gb", 1 << 30), ("mb", 1 << 20), ("kb", 1 << 10), ("b", 1)]
+            let (digits, scale) =
+                units.first { lower.hasSuffix($0.0) }.map { (String(lower.dropLast($0.0.count)), $0.1) }
+                ?? (lower, 1)
+            guard let n = Int(digits), n >= 0, n <= Int.max / scale else {
+                throw UsageError(description: "\(flag) takes sizes such as 256mb or 0, got '\(text)'")
+            }
+            return n * scale
+        }
         while index < arguments.count {
             switch arguments[index] {
             case "--help", "-h": return nil
@@ -65,6 +108,17 @@ public struct ServerOptions: Sendable {
             case "--io-threads": options.ioThreads = try number("--io-threads", 1...256)
             case "--max-clients": options.maxClients = try number("--max-clients", 1...1_000_000)
             case "--max-bulk": options.limits.maxBulk = try number("--max-bulk", 1...(512 * 1024 * 1024))
+            case "--client-output-buffer-limit":
+                let flag = "--client-output-buffer-limit"
+                options.outputBufferLimit = OutputBufferLimit(
+                    hard: try size(flag, try value(flag)), soft: try size(flag, try value(flag)),
+                    softSeconds: try number(flag, 0...86_400))
+            case "--shutdown-timeout":
+                let text = try value("--shutdown-timeout")
+                guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
+                    throw UsageError(description: "--shutdown-timeout must be seconds in (0, 3600], got '\(text)'")
+                }
+                options.shutdownTimeout = seconds
             default: throw UsageError(description: "unknown option '\(arguments[index])'")
             }
             index += 1

@@ -15,6 +15,8 @@ final class Worker: @unchecked Sendable {
     private var reportedDone = false
     /// One read buffer per worker, reused by all its connections.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    /// A descriptor held in reserve for the fd limit (see `refuseAtFdLimit`).
+    private var reserveFD: Int32 = open("/dev/null", O_RDONLY | O_CLOEXEC)
 
     init(index: Int, server: Server) throws {
         self.loop = try EventLoop.spawn(name: "kvd-io-\(index)")
@@ -23,6 +25,7 @@ final class Worker: @unchecked Sendable {
 
     deinit {
         readBuffer.deallocate()
+        if reserveFD >= 0 { close(reserveFD) }
     }
 
     /// Loop thread: starts accepting on a socket bound to the server's address.
@@ -34,7 +37,18 @@ final class Worker: @unchecked Sendable {
     private func acceptAll() {
         for _ in 0..<64 {
             let fd = accept(listenFD, nil, nil)
-            if fd < 0 { return }  // EAGAIN (another worker won the race), or a transient error
+            if fd < 0 {
+                // At the fd limit the listening socket stays readable and
+                // accept keeps failing: returning would come straight back
+                // here, a busy loop. Take the client with the reserve fd and
+                // refuse it instead. (EAGAIN: another worker won the race.)
+                guard errno == EMFILE || errno == ENFILE else { return }
+                if !refuseAtFdLimit() {
+                    pauseAccepting()
+                    return
+                }
+                continue
+            }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             guard server.admitClient() else {
@@ -52,6 +66,39 @@ final class Worker: @unchecked Sendable {
             } catch {
                 connection.close()
             }
+        }
+    }
+
+    /// The reserve-fd technique (libuv, nginx): free the descriptor held in
+    /// reserve, accept the waiting client with it, tell it why and close it,
+    /// then take the reserve back. Each pending client is answered promptly
+    /// and the listening socket drains, so the loop sleeps again.
+    /// Returns false when there is no reserve to use.
+    private func refuseAtFdLimit() -> Bool {
+        guard reserveFD >= 0 else { return false }
+        close(reserveFD)
+        reserveFD = -1
+        defer { reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        let fd = accept(listenFD, nil, nil)
+        guard fd >= 0 else { return true }
+        server.refusedAtFdLimit()
+        let refusal = Array("-ERR max number of clients reached\r\n".utf8)
+        _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        close(fd)
+        return true
+    }
+
+    /// No reserve descriptor either: stop watching the listening socket for
+    /// 100 ms rather than spin on it.
+    private func pauseAccepting() {
+        acceptWatch?.cancel()
+        acceptWatch = nil
+        _ = try? loop.schedule(after: .milliseconds(100)) { [unowned self] in
+            guard !self.shuttingDown, self.listenFD >= 0, self.acceptWatch == nil else { return }
+            self.acceptWatch = try? self.loop.watch(fd: self.listenFD, for: .read) { [unowned self] _ in
+                self.acceptAll()
+            }
+            if self.reserveFD < 0 { self.reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC) }
         }
     }
 

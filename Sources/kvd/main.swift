@@ -40,17 +40,34 @@ do {
 }
 
 let core = EventLoop.main
-let stopping = ShutdownLatch()
+// Signals are handled on a loop of their own, never busy, so that the stop
+// stays bounded even while the core is in the middle of a long job.
+let signals = try EventLoop.spawn(name: "kvd-signals")
+let stopping = LoopBound(false, on: signals)
+let budget = Duration.milliseconds(Int64(options.shutdownTimeout * 1000))
 for signalNumber in [SIGTERM, SIGINT] {
-    _ = try core.onSignal(signalNumber) {
-        guard stopping.begin() else { return }
+    _ = try signals.onSignal(signalNumber) {
+        let again = stopping.withValue { started in
+            defer { started = true }
+            return started
+        }
+        if again {
+            sayAtOnce("kvd: signal \(signalNumber) again: exiting now, replies still due are lost\n")
+            _exit(1)
+        }
         say("kvd: stopping (signal \(signalNumber))")
-        // Answer what was read, then stop; never take more than about a second.
+        // Answer what was read, then stop: the core stops once every worker
+        // has closed its clients, or when the budget says so.
         server.shutdown { core.stop() }
-        _ = try? core.schedule(after: .milliseconds(900)) { core.stop() }
+        _ = try? core.schedule(after: budget * 0.8) { core.stop() }
+        // Whatever the core is doing: past the budget, exit from here.
+        _ = try? signals.schedule(after: budget) {
+            sayAtOnce("kvd: the stop took longer than \(options.shutdownTimeout) s; exiting with replies still due\n")
+            _exit(0)
+        }
     }
 }
-_ = try core.onSignal(SIGHUP) { say(server.statsLine()) }
+_ = try signals.onSignal(SIGHUP) { say(server.statsLine()) }
 
 say(
     "kvd: serving on \(options.bind):\(server.port) with \(options.ioThreads) I/O loop(s); the keyspace is on the main thread"
@@ -60,12 +77,9 @@ server.stopWorkers()
 say(server.statsLine())
 exit(0)
 
-/// Makes the stop sequence run once, however many signals arrive.
-final class ShutdownLatch: @unchecked Sendable {
-    // Touched only on the main loop (signal handlers run there).
-    private var started = false
-    func begin() -> Bool {
-        defer { started = true }
-        return !started
-    }
+/// Writes `line` straight to standard output, taking no lock that another
+/// thread might hold (for the exits that do not wait for anybody).
+func sayAtOnce(_ line: String) {
+    var line = line
+    line.withUTF8 { _ = write(1, $0.baseAddress, $0.count) }
 }

@@ -1,0 +1,188 @@
+// HostileClientTests.swift: kvd as a child process against clients that
+// attack it: the fd limit, keys that expire faster than a fixed cycle can
+// remove them, giant arguments next to a canary, replies nobody reads, and
+// a stop with a huge buffer pending. Every loop and wait here is bounded.
+import Foundation
+import TestKit
+import Testing
+
+/// CPU time (user + system) `pid` has used, in seconds, from /proc.
+func cpuSeconds(of pid: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return 0 }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    // After the command: state is field 3, utime 14 and stime 15 (1-based).
+    let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+    return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// The resident set of `pid`, in bytes.
+func residentBytes(of pid: Int32) -> Int {
+    guard let statm = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8) else { return 0 }
+    let pages = Int(statm.split(separator: " ")[1]) ?? 0
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+/// A request in RESP's multibulk form (binary-safe, no inline length limit).
+func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
+    var out = bytes("*\(parts.count)\r\n")
+    for part in parts { out += bytes("$\(part.count)\r\n") + part + bytes("\r\n") }
+    return out
+}
+
+@Suite(.timeLimit(.minutes(5))) struct HostileClientTests {
+    @Test func atTheFdLimitKVDRefusesExtraClientsWithoutSpinning() throws {
+        let (process, _, port) = try launchKVD(["--port", "0", "--io-threads", "1"], fdLimit: 64)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // Far more clients than descriptors: some are served, the rest refused.
+        var clients: [TestClient] = []
+        for _ in 0..<100 { clients.append(try TestClient(port: port)) }
+        var served = 0
+        var refused = 0
+        for client in clients {
+            client.send("PING\r\n")
+            let reply = client.readLine()
+            if reply == "+PONG\r\n" { served += 1 }
+            if reply.hasPrefix("-ERR max number of clients reached") { refused += 1 }
+        }
+        #expect(served > 0, "no client was served")
+        #expect(refused > 0, "no client was told that the server is full")
+        #expect(served + refused == clients.count, "\(clients.count - served - refused) clients got no answer")
+        // Every descriptor is still taken, and more clients knock: kvd must sleep.
+        var knocking: [TestClient] = []
+        for _ in 0..<10 { knocking.append(try TestClient(port: port)) }
+        let before = cpuSeconds(of: process.processIdentifier)
+        Thread.sleep(forTimeInterval: 2)
+        let used = cpuSeconds(of: process.processIdentifier) - before
+        #expect(used < 0.2, "kvd used \(used) s of CPU in 2 s at the fd limit")
+        for client in knocking {
+            #expect(client.readLine().hasPrefix("-ERR max number of clients reached"))
+        }
+        kill(process.processIdentifier, SIGTERM)
+        #expect(waitForExit(process))
+    }
+
+    // The replies of 200 GETs of a 100 KB value, which the client never
+    // reads: over a 512 KiB limit the client is closed, logged and counted.
+    @Test func aClientOverTheOutputLimitIsClosedLoggedAndCounted() throws {
+        let (process, output, port) = try launchKVD([
+            "--port", "0", "--io-threads", "1", "--client-output-buffer-limit", "512kb", "0", "0",
+        ])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let hog = try TestClient(port: port)
+        hog.send(multibulk([bytes("SET"), bytes("big"), [UInt8](repeating: 118, count: 100_000)]))
+        #expect(hog.readLine() == "+OK\r\n")
+        hog.send(String(repeating: "GET big\r\n", count: 200))
+        #expect(readOutput(output, until: "over the hard limit").contains("over the hard limit"))
+        let received = hog.readAll().count  // ends in EOF: kvd closed it
+        #expect(received < 200 * 100_000, "the client got every reply: it was not closed")
+        let observer = try TestClient(port: port)
+        observer.send("INFO stats\r\n")
+        let length = Int(observer.readLine().dropFirst().prefix { $0.isNumber }) ?? 0
+        let info = String(decoding: observer.read(count: length + 2), as: UTF8.self)
+        #expect(info.contains("client_output_buffer_limit_disconnections:1"), "\(info)")
+        #expect(observer.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+        kill(process.processIdentifier, SIGTERM)
+        #expect(waitForExit(process))
+    }
+
+    // Under the (default) limit, a client that reads slowly is served in full.
+    @Test func aSlowReaderUnderTheLimitKeepsBeingServed() throws {
+        try withServer { server in
+            let value = String(repeating: "w", count: 100_000)
+            let reader = try TestClient(port: server.port)
+            reader.send(multibulk([bytes("SET"), bytes("big"), bytes(value)]))
+            #expect(reader.readLine() == "+OK\r\n")
+            reader.send(String(repeating: "GET big\r\n", count: 100))
+            let reply = "$100000\r\n\(value)\r\n"
+            var received = 0
+            while received < 100 * reply.utf8.count {
+                let chunk = reader.read(count: min(256 * 1024, 100 * reply.utf8.count - received))
+                if chunk.isEmpty { break }
+                received += chunk.count
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            #expect(received == 100 * reply.utf8.count, "the slow reader got \(received) bytes")
+            #expect(reader.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+        }
+    }
+
+    // SIGTERM with a gigabyte of replies due to a client that does not read
+    // (and no output limit): kvd exits within the shutdown budget anyway.
+    @Test func sigtermExitsInBoundedTimeWithAHugeBufferPending() throws {
+        let (process, output, port) = try launchKVD([
+            "--port", "0", "--io-threads", "1", "--client-output-buffer-limit", "0", "0", "0",
+        ])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let hog = try TestClient(port: port)
+        let value = [UInt8](repeating: UInt8(ascii: "x"), count: 64 * 1024 * 1024)
+        hog.send(multibulk([bytes("SET"), bytes("big"), value]))
+        #expect(hog.readLine() == "+OK\r\n")
+        hog.send(String(repeating: "GET big\r\n", count: 16))  // 1 GiB of replies, never read
+        Thread.sleep(forTimeInterval: 0.3)
+        let start = Date()
+        kill(process.processIdentifier, SIGTERM)
+        #expect(waitForExit(process))
+        let took = Date().timeIntervalSince(start)
+        #expect(took < 1.5, "kvd took \(took) s to exit")
+        _ = output
+    }
+
+    // 100,000 keys that expire within 100 ms all go, soon, while a canary's
+    // PINGs keep being answered promptly.
+    @Test func keysExpiringInAStormAllGoWhileTheCanaryIsServed() throws {
+        try withServer { server in
+            let writer = try TestClient(port: server.port)
+            var batch = ""
+            for i in 0..<100_000 { batch += "SET key:\(i) v PX \(1 + i % 100)\r\n" }
+            writer.send(batch)
+            #expect(writer.read(count: 5 * 100_000).count == 5 * 100_000)
+            let canary = try TestClient(port: server.port)
+            var worst = 0.0
+            var keys = -1
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                let sent = Date()
+                #expect(canary.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+                worst = max(worst, Date().timeIntervalSince(sent))
+                canary.send("DBSIZE\r\n")
+                keys = Int(canary.readLine().dropFirst().prefix { $0.isNumber }) ?? -1
+                if keys == 0 { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            #expect(keys == 0, "keys still there after 10 s")
+            #expect(worst < 0.25, "the canary waited \(worst) s for a PONG")
+        }
+    }
+
+    // A 100 MB key in EXISTS, and a 100 MB command name: the core hashes the
+    // key in one pass and does not hash the name at all, so a canary on
+    // another connection is not held up.
+    @Test func giantArgumentsDoNotStallOtherClients() throws {
+        try withServer { server in
+            let port = server.port
+            let giant = [UInt8](repeating: UInt8(ascii: "k"), count: 100 * 1024 * 1024)
+            let attacker = try TestClient(port: server.port)
+            let done = Locked(false)
+            let worst = Locked(0.0)
+            let pinger = TestThread {
+                guard let canary = try? TestClient(port: port) else { return worst.set(99) }
+                while !done.get() {
+                    let sent = Date()
+                    _ = canary.roundTrip("PING\r\n", replyBytes: 7)
+                    let waited = Date().timeIntervalSince(sent)
+                    worst.update { $0 = max($0, waited) }
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
+            }
+            attacker.send(multibulk([bytes("EXISTS"), giant]))
+            #expect(attacker.readLine() == ":0\r\n")
+            attacker.send(multibulk([giant]))
+            #expect(attacker.readLine().hasPrefix("-ERR unknown command 'kkkk"))
+            done.set(true)
+            pinger.join("the canary")
+            #expect(worst.get() < 0.5, "the canary waited \(worst.get()) s for a PONG")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+// KeyspaceTests.swift: the keyspace's expiry index: each key in it at most
+// once, however often its TTL is refreshed, and expiry that removes exactly
+// the keys that are due.
+import Testing
+
+@testable import KVServer
+
+@Suite struct KeyspaceTests {
+    @Test func refreshingATTLAMillionWaysKeepsOneIndexEntry() {
+        let keyspace = Keyspace()
+        let key = Array("k".utf8)
+        let later = monotonicMilliseconds() + 100_000
+        for i in 0..<100_000 {
+            if i % 2 == 0 {
+                keyspace.set(key, [1], expiresAt: later + Int64(i))
+            } else {
+                keyspace.setExpiry(key, later + Int64(i))
+            }
+        }
+        #expect(keyspace.count == 1)
+        #expect(keyspace.expiresCount == 1, "the expiry index grew with every refresh")
+        keyspace.setExpiry(key, nil)
+        #expect(keyspace.expiresCount == 0)
+        keyspace.set(key, [1], expiresAt: later)
+        #expect(keyspace.expiresCount == 1)
+        #expect(keyspace.remove(key))
+        #expect(keyspace.expiresCount == 0 && keyspace.count == 0)
+    }
+
+    @Test func theActiveCycleRemovesDueKeysAndKeepsTheRest() {
+        let keyspace = Keyspace()
+        let now = monotonicMilliseconds()
+        for i in 0..<10_000 { keyspace.set(Array("due:\(i)".utf8), [1], expiresAt: now - 1) }
+        for i in 0..<100 { keyspace.set(Array("later:\(i)".utf8), [1], expiresAt: now + 100_000) }
+        for i in 0..<100 { keyspace.set(Array("never:\(i)".utf8), [1], expiresAt: nil) }
+        var rounds = 0
+        while keyspace.count > 200 && rounds < 1_000 {
+            keyspace.expireCycle(budget: 1_000_000_000)
+            rounds += 1
+        }
+        #expect(keyspace.count == 200, "\(keyspace.count) keys left after \(rounds) cycles")
+        #expect(keyspace.expiresCount == 100)
+        #expect(keyspace.expiredKeys == 10_000)
+    }
+}
