@@ -8,7 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # step (timeout exits 124; KILL follows TERM after 10 s).
 BOUND = timeout -k 10
 
-.PHONY: deps run demo test test-fast lint docs test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long liveness-proof bench bench-kvd
+.PHONY: deps run demo test test-fast lint docs hostile test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long liveness-proof bench bench-kvd
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -100,6 +100,10 @@ liveness-proof:
 ## The peer benchmark: mainloop-bench and the C/Swift peers in the same rounds (not in CI).
 bench: deps
 	bash bench/run.sh
+
+## kvd and a real redis-server under the same hostile probes, side by side (not in CI).
+hostile: deps
+	python3 tools/hostile.py
 
 ## kvd against a real redis-server, same run (not in CI).
 bench-kvd: deps

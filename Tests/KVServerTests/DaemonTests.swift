@@ -44,7 +44,10 @@ func launchKVD(_ arguments: [String], fdLimit: Int? = nil) throws -> (Process, P
     @Test func helpExplainsEveryFlag() throws {
         let (status, output) = try runKVD(["--help"])
         #expect(status == 0)
-        for flag in ["--bind", "--port", "--io-threads", "--max-clients", "--max-bulk", "--help"] {
+        for flag in [
+            "--bind", "--port", "--io-threads", "--max-clients", "--max-bulk", "--client-output-buffer-limit",
+            "--shutdown-timeout", "--help",
+        ] {
             #expect(output.contains(flag), "--help does not explain \(flag)")
         }
         let (badStatus, badOutput) = try runKVD(["--port", "nope"])
