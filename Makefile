@@ -67,10 +67,10 @@ test-leaks:
 # on purpose (the exit tests' children, the trap scenarios), so it is off in
 # the sanitizer runs; the traps are still checked.
 test-tsan:
-	SWIFT_BACKTRACE=enable=no $(BOUND) 1200 $(SWIFT) test --sanitize=thread
+	MAINLOOP_SANITIZED=1 SWIFT_BACKTRACE=enable=no $(BOUND) 1200 $(SWIFT) test --sanitize=thread
 
 test-asan:
-	SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(BOUND) 1200 $(SWIFT) test --sanitize=address
+	MAINLOOP_SANITIZED=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(BOUND) 1200 $(SWIFT) test --sanitize=address
 
 ## libFuzzer on the RESP parser and the invocation checker, 5 minutes each (FUZZ_SECONDS=...).
 fuzz:

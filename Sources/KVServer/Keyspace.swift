@@ -175,9 +175,9 @@ public final class Keyspace {
 
     /// Active expiry, Redis's adaptive cycle: sample 20 keys that have an
     /// expiry, delete the expired ones, and sample again while more than a
-    /// quarter of a sample had expired, until `budget` nanoseconds have
-    /// passed. Returns true when it stopped on the budget with expired keys
-    /// still turning up: the caller should run it again soon.
+    /// tenth of a sample had expired (Redis's acceptable stale share), until
+    /// `budget` nanoseconds have passed. Returns true when it stopped on the
+    /// budget with expired keys still turning up: run it again soon.
     @discardableResult
     public func expireCycle(budget: UInt64 = 2_000_000) -> Bool {
         let start = monotonicNanoseconds()
@@ -192,7 +192,7 @@ public final class Keyspace {
                 expiredKeys += 1
                 expired += 1
             }
-            if expired * 4 <= sample { return false }
+            if expired * 10 <= sample { return false }
             if monotonicNanoseconds() - start >= budget { return true }
         }
         return false

@@ -42,6 +42,10 @@ public struct RESPParser {
     /// work with a million small arguments).
     private var progress: (requestStart: Int, checked: Int, position: Int)?
 
+    /// A buffer above this capacity is not kept once it is consumed, and a
+    /// bulk this large has its room reserved when its header arrives.
+    static let largeBuffer = 1024 * 1024
+
     /// A parser with an empty buffer.
     public init(limits: RESPLimits = RESPLimits()) {
         self.limits = limits
@@ -52,6 +56,13 @@ public struct RESPParser {
 
     /// Adds bytes received from the client (copied).
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        if start > 0 && start == buffer.count && buffer.capacity > RESPParser.largeBuffer {
+            // A large request was consumed whole: let its memory go rather
+            // than keep a buffer that size for a connection that may stay idle.
+            buffer = []
+            start = 0
+            progress = nil
+        }
         if start > 0 && start >= buffer.count / 2 {
             buffer.removeFirst(start)
             if let checked = progress {
@@ -179,6 +190,12 @@ public struct RESPParser {
             let dataStart = lengthEnd + 1
             guard buffer.count - dataStart >= length + 2 else {
                 progress = (start, checked, position)
+                if length >= RESPParser.largeBuffer && buffer.capacity < dataStart + length + 2 {
+                    // Room for the whole bulk at once: growing by doubling
+                    // while hundreds of megabytes stream in would copy them
+                    // again and again on the I/O loop.
+                    buffer.reserveCapacity(dataStart + length + 2)
+                }
                 return .incomplete
             }
             position = dataStart + length + 2

@@ -5,20 +5,12 @@ import Foundation
 import TestKit
 import Testing
 
-/// Starts `kvd` (built next to the test bundle) with its output on a pipe;
-/// with `fdLimit`, under that RLIMIT_NOFILE (through the shell's `ulimit`,
-/// which then execs kvd, so the process is kvd itself).
-func startKVD(_ arguments: [String], fdLimit: Int? = nil) throws -> (Process, Pipe) {
+/// Starts `kvd` (built next to the test bundle) with its output on a pipe.
+func startKVD(_ arguments: [String]) throws -> (Process, Pipe) {
     let process = Process()
-    let kvd = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         .deletingLastPathComponent().appendingPathComponent("kvd")
-    if let fdLimit {
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -n \(fdLimit) && exec \"$0\" \"$@\"", kvd.path] + arguments
-    } else {
-        process.executableURL = kvd
-        process.arguments = arguments
-    }
+    process.arguments = arguments
     let output = Pipe()
     process.standardOutput = output
     process.standardError = output
@@ -27,8 +19,8 @@ func startKVD(_ arguments: [String], fdLimit: Int? = nil) throws -> (Process, Pi
 }
 
 /// Starts `kvd` and returns it with the port it serves.
-func launchKVD(_ arguments: [String], fdLimit: Int? = nil) throws -> (Process, Pipe, Int) {
-    let (process, output) = try startKVD(arguments, fdLimit: fdLimit)
+func launchKVD(_ arguments: [String]) throws -> (Process, Pipe, Int) {
+    let (process, output) = try startKVD(arguments)
     // The first line says where it serves: "kvd: serving on 127.0.0.1:PORT with ..."
     let text = readOutput(output, until: "\n")
     guard let range = text.range(of: "127.0.0.1:"),
