@@ -46,6 +46,16 @@ public struct RESPParser {
     /// bulk this large has its room reserved when its header arrives.
     static let largeBuffer = 1024 * 1024
 
+    /// Once everything buffered has been parsed, a buffer grown past
+    /// `largeBuffer` (by a large request) is let go rather than kept, that
+    /// size, for a connection that may stay idle.
+    private mutating func releaseLargeBufferIfConsumed() {
+        guard start == buffer.count, buffer.capacity > RESPParser.largeBuffer else { return }
+        buffer = []
+        start = 0
+        progress = nil
+    }
+
     /// A parser with an empty buffer.
     public init(limits: RESPLimits = RESPLimits()) {
         self.limits = limits
@@ -56,13 +66,6 @@ public struct RESPParser {
 
     /// Adds bytes received from the client (copied).
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        if start > 0 && start == buffer.count && buffer.capacity > RESPParser.largeBuffer {
-            // A large request was consumed whole: let its memory go rather
-            // than keep a buffer that size for a connection that may stay idle.
-            buffer = []
-            start = 0
-            progress = nil
-        }
         if start > 0 && start >= buffer.count / 2 {
             buffer.removeFirst(start)
             if let checked = progress {
@@ -210,6 +213,7 @@ public struct RESPParser {
             arguments.append(Array(buffer[(lengthEnd + 1)..<(lengthEnd + 1 + length)]))
             position = lengthEnd + 1 + length + 2
         }
+        releaseLargeBufferIfConsumed()
         return .appended
     }
 
