@@ -86,6 +86,23 @@ struct Boom: Error, Equatable {}
         #expect(ran.current == false)
     }
 
+    // The task is cancelled before perform suspends (its record is not armed
+    // yet): the cancellation still withdraws the work, and the task resumes.
+    @Test func performInAnAlreadyCancelledTaskIsWithdrawnAtOnce() async throws {
+        let loop = try EventLoop.spawn(name: "perform-precancelled")
+        defer { stopAndWait(loop) }
+        let ran = Locked(false)
+        let before = loop.stats.posted
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await loop.perform { ran.withValue { $0 = true } }
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        try loop.postAndWait {}
+        #expect(ran.current == false, "the work of a cancelled task ran")
+        #expect(loop.stats.posted == before + 1, "the withdrawn work was posted anyway: \(loop.stats)")
+    }
+
     @Test func performOnAStoppedLoopThrowsShutDown() async throws {
         let loop = try EventLoop.spawn(name: "perform-stopped")
         stopAndWait(loop)
