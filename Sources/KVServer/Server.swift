@@ -49,6 +49,14 @@ public final class Server: @unchecked Sendable {
             throw ServerOptions.UsageError(description: "--bind needs an IPv4 address, got '\(options.bind)'")
         }
         var chosenPort = options.port
+        if chosenPort != 0 {
+            // The workers share the port through SO_REUSEPORT, which would
+            // also let a second kvd (or another server of this user) join
+            // the group and take half the clients silently. A socket bound
+            // without it fails if anybody listens there already.
+            address.sin_port = in_port_t(UInt16(chosenPort).bigEndian)
+            Glibc.close(try Server.listeningSocket(&address, sharingPort: false))
+        }
         for index in 0..<options.ioThreads {
             let worker = try Worker(index: index, server: self)
             workers.append(worker)
@@ -91,12 +99,12 @@ public final class Server: @unchecked Sendable {
         }
     }
 
-    private static func listeningSocket(_ address: inout sockaddr_in) throws -> Int32 {
+    private static func listeningSocket(_ address: inout sockaddr_in, sharingPort: Bool = true) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw EventLoopError.system(call: "socket", errno: errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        if sharingPort { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size)) }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

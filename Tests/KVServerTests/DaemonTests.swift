@@ -47,6 +47,18 @@ func launchKVD(_ arguments: [String]) throws -> (Process, Pipe, Int) {
         #expect(badOutput.contains("--port must be a number"))
     }
 
+    // The workers share their port through SO_REUSEPORT; a second kvd on the
+    // same port must not join them and take half the clients silently.
+    @Test func aSecondKVDOnTheSamePortRefusesToStart() throws {
+        let (process, _, port) = try launchKVD(["--port", "0", "--io-threads", "2"])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let (status, output) = try runKVD(["--port", "\(port)", "--io-threads", "1"])
+        #expect(status == 1, "\(output)")
+        #expect(output.contains("Address already in use"), "\(output)")
+        kill(process.processIdentifier, SIGTERM)
+        #expect(waitForExit(process))
+    }
+
     @Test func sighupPrintsTheStatsLineAndKeepsServing() throws {
         let (process, output, port) = try launchKVD(["--port", "0", "--io-threads", "1"])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
