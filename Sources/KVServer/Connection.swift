@@ -208,9 +208,7 @@ final class Connection: @unchecked Sendable {
     /// After replies were queued or written: submit what is due next, or
     /// end the connection if nothing is.
     private func continueAfterOutput() {
-        if heldBatch != nil || ending == .open {
-            processInput()  // what the core handed back, or the next batch, already buffered
-        }
+        processInput()  // what the core handed back, or the next batch, already buffered
         if heldBatch == nil && exchange == .idle { finishIfDone() }
         if exchange == .idle && !outputBackedUp { try? resumeReading() }
     }
@@ -238,12 +236,12 @@ final class Connection: @unchecked Sendable {
         enforceOutputLimit()
     }
 
-    /// Redis's client-output-buffer-limit: what counts is what waits behind
-    /// the reply being written (a single reply larger than the limit is
-    /// still sent whole, as long as nothing piles up behind it).
+    /// Redis's client-output-buffer-limit: every reply byte not yet sent
+    /// counts, as in Redis (so a single reply larger than the hard limit
+    /// closes the client too).
     private func enforceOutputLimit() {
         let limit = worker.server.options.outputBufferLimit
-        let waiting = outboundBytes - (outbound.isEmpty ? 0 : outbound[outboundHead].count - outboundSent)
+        let waiting = outboundBytes
         if limit.hard > 0 && waiting > limit.hard {
             disconnectOverLimit(waiting, "hard limit \(limit.hard)")
             return

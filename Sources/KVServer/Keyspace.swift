@@ -92,8 +92,11 @@ public final class Keyspace {
     /// Stores `value` under `key` with `expiresAt` (nil: no expiry).
     func set(_ key: [UInt8], _ value: [UInt8], expiresAt: Int64?) {
         let key = Key(key)
-        let index = entries[key]?.expiryIndex ?? -1
-        entries[key] = Entry(value: value, expiresAt: expiresAt, expiryIndex: index)
+        // One hash lookup for the common case (a key with no expiry, before
+        // and after); the index is fixed up only when expiry is involved.
+        let old = entries.updateValue(Entry(value: value, expiresAt: expiresAt), forKey: key)
+        let index = old?.expiryIndex ?? -1
+        if index >= 0 && expiresAt != nil { entries[key]!.expiryIndex = index }
         reindex(key, had: index, expires: expiresAt != nil)
     }
 

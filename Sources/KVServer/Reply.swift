@@ -10,15 +10,12 @@ public struct Replies: Sendable {
     public var chunks: [[UInt8]]
     /// Their total size.
     public var byteCount: Int
-
-    /// The replies as one byte array (for tests and small replies).
-    public var joined: [UInt8] { chunks.count == 1 ? chunks[0] : chunks.flatMap { $0 } }
 }
 
 /// Appends RESP2 replies to a byte buffer.
 public struct ReplyWriter: Sendable {
     /// The encoded replies since the last chunk that was sealed.
-    public private(set) var bytes: [UInt8] = []
+    private var bytes: [UInt8] = []
     /// Earlier chunks, in order.
     private var sealed: [[UInt8]] = []
     private var sealedBytes = 0

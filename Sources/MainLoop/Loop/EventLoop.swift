@@ -362,19 +362,17 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// Any thread: releases `object` on the loop, after every job queued
     /// before this call has run: for an object that queued jobs reference
-    /// without retaining it (a `LoopBound`'s storage). On a loop that is in
-    /// its final drain, after the drain; on one that will never run a job
-    /// again (stopped, or never made), at once.
+    /// without retaining it (a `LoopBound`'s storage). When the mailbox no
+    /// longer takes jobs, the loop may still be running its final drain: the
+    /// object is kept until `finishStopping` (or the loop's end), and let go
+    /// at once only when the loop has stopped for good.
     func retire(_ object: BoundStorage) {
         do {
             try enqueue(.work { _ = object }, policy: .admit)
         } catch {
-            stateLock.lock()
-            if case .stopping = lifecycle {
+            stateLock.withLock {
+                if case .stopped = lifecycle { return }
                 retired.append(object)
-                stateLock.unlock()
-            } else {
-                stateLock.unlock()
             }
         }
     }
