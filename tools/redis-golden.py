@@ -5,7 +5,9 @@ usage: redis-golden.py record PORT > Tests/KVServerTests/GoldenReplies.swift
        redis-golden.py compare PORT_REDIS PORT_KVD      (prints every difference)
 
 Each case is sent on a fresh connection after FLUSHALL; time-dependent
-replies (TTL) use values that cannot drift within a test run.
+replies (TTL) use values that cannot drift within a test run. A case whose
+name starts with "resp3 " runs on a connection that sent HELLO 3 first (its
+reply, which holds the connection's id, is read and not compared).
 """
 import socket
 import sys
@@ -52,12 +54,50 @@ CASES = [
     ("protocol error expected dollar", b"*1\r\n:1\r\n"),
     ("protocol error unbalanced quotes", b"SET \"a 1\r\n"),
     ("protocol error bulk too big", b"*2\r\n$3\r\nGET\r\n$536870913\r\n"),
+    # Redis 7.0's other string commands.
+    ("setnx setex psetex", b"SETNX a 1\r\nSETNX a 2\r\nGET a\r\nSETEX b 100 v\r\nTTL b\r\nSETEX b 0 v\r\nSETEX b x v\r\nSETEX b 9223372036854775807 v\r\nPSETEX c 100000 v\r\nTTL c\r\nPSETEX c -1 v\r\nSETNX a\r\n"),
+    ("msetnx", b"MSETNX a 1 b 2\r\nMSETNX b 3 c 4\r\nMGET a b c\r\nMSETNX a\r\nMSETNX a 1 b\r\n"),
+    ("getex getdel", b"SET a 1\r\nGETEX a EX 100\r\nTTL a\r\nGETEX a PERSIST\r\nTTL a\r\nGETEX a PX 100000\r\nTTL a\r\nGETEX a EX 10 PERSIST\r\nGETEX a BOGUS\r\nGETEX a EX 0\r\nGETEX nope\r\nGETEX a EXAT 1\r\nEXISTS a\r\nSET b 2\r\nGETDEL b\r\nGETDEL b\r\n"),
+    ("setrange getrange", b"SETRANGE a 5 hello\r\nGET a\r\nSETRANGE a 0 HE\r\nGETRANGE a 0 -1\r\nGETRANGE a 5 7\r\nGETRANGE a -3 -1\r\nGETRANGE a 10 5\r\nGETRANGE a -1 -5\r\nGETRANGE a 0 1000\r\nSUBSTR a 0 1\r\nGETRANGE nope 0 10\r\nSETRANGE a -1 x\r\nSETRANGE a 536870911 xx\r\nSETRANGE n 0 \"\"\r\nEXISTS n\r\nSETRANGE a 2 \"\"\r\nGETRANGE a x 1\r\n"),
+    ("setbit getbit", b"SETBIT b 7 1\r\nSETBIT b 7 0\r\nSETBIT b 100 1\r\nGETBIT b 100\r\nGETBIT b 99999\r\nGETBIT nope 0\r\nSTRLEN b\r\nSETBIT b -1 1\r\nSETBIT b 1 2\r\nSETBIT b 1 x\r\nSETBIT b 4294967296 1\r\nGETBIT b -1\r\n"),
+    ("bitcount", b"SET f foobar\r\nBITCOUNT f\r\nBITCOUNT f 0 0\r\nBITCOUNT f 1 1\r\nBITCOUNT f 1 1 BYTE\r\nBITCOUNT f 5 30 BIT\r\nBITCOUNT f -2 -1\r\nBITCOUNT f -1 -2\r\nBITCOUNT f 0\r\nBITCOUNT f 0 1 BOGUS\r\nBITCOUNT f x 1\r\nBITCOUNT nope\r\n"),
+    ("bitpos", b"SET p \"\\xff\\xf0\\x00\"\r\nBITPOS p 0\r\nSET q \"\\x00\\xff\\xf0\"\r\nBITPOS q 1 0\r\nBITPOS q 1 2\r\nBITPOS q 1 2 -1 BYTE\r\nBITPOS q 1 7 15 BIT\r\nBITPOS q 0 1 1\r\nBITPOS q 0 9 12 BIT\r\nSET r \"\\xff\\xff\"\r\nBITPOS r 0\r\nBITPOS r 0 0 -1\r\nBITPOS r 0 0\r\nBITPOS nope 0\r\nBITPOS nope 1\r\nBITPOS q 2\r\nBITPOS q 1 0 1 BOGUS\r\n"),
+    ("lcs", b"MSET a ohmytext b mynewtext\r\nLCS a b\r\nLCS a b LEN\r\nLCS a b IDX\r\nLCS a b IDX MINMATCHLEN 4 WITHMATCHLEN\r\nLCS a b LEN IDX\r\nLCS a b BOGUS\r\nLCS a nope\r\nLCS a b MINMATCHLEN x\r\n"),
+    ("incrbyfloat", b"SET a 10.50\r\nINCRBYFLOAT a 0.1\r\nINCRBYFLOAT a -5\r\nINCRBYFLOAT a 5.0e3\r\nINCRBYFLOAT b 3.0e-2\r\nINCRBYFLOAT a abc\r\nINCRBYFLOAT a \" 1\"\r\nSET s hello\r\nINCRBYFLOAT s 1\r\nINCRBYFLOAT a inf\r\nSET z 0\r\nINCRBYFLOAT z -0.0\r\nINCRBYFLOAT n 1e10\r\nSET e 1 EX 100\r\nINCRBYFLOAT e 1.5\r\nTTL e\r\n"),
+    # Keys.
+    ("rename", b"SET a 1\r\nRENAME a b\r\nGET b\r\nRENAME nope c\r\nRENAME b b\r\nSET c 2\r\nRENAMENX b c\r\nRENAMENX b d\r\nEXISTS b d\r\nRENAMENX d d\r\nRENAMENX nope x\r\nSET e 1 EX 100\r\nRENAME e f\r\nTTL f\r\nRENAME f c\r\nGET c\r\nTTL c\r\n"),
+    ("copy", b"SET a 1\r\nCOPY a b\r\nCOPY a b\r\nCOPY a b REPLACE\r\nCOPY a a\r\nCOPY a a DB 1\r\nCOPY a x DB 16\r\nCOPY a x DB y\r\nCOPY a x BOGUS\r\nCOPY nope x\r\nSET t 1 EX 100\r\nCOPY t u\r\nTTL u\r\nSELECT 1\r\nGET a\r\n"),
+    ("move", b"SET a 1\r\nMOVE a 1\r\nEXISTS a\r\nSELECT 1\r\nGET a\r\nMOVE a 1\r\nMOVE nope 0\r\nMOVE a 16\r\nMOVE a x\r\nSET a 2\r\nSELECT 0\r\nSET a 3\r\nSELECT 1\r\nMOVE a 0\r\nGET a\r\n"),
+    ("select swapdb flushdb", b"SELECT 1\r\nSET a 1\r\nSELECT 0\r\nGET a\r\nSWAPDB 0 1\r\nGET a\r\nSWAPDB 0 0\r\nSELECT 16\r\nSELECT -1\r\nSELECT x\r\nSWAPDB 0 x\r\nSWAPDB x 0\r\nSWAPDB 0 16\r\nDBSIZE\r\nFLUSHDB\r\nDBSIZE\r\nFLUSHDB BOGUS\r\nSELECT 1\r\nDBSIZE\r\nSELECT 9\r\nSET k v\r\nFLUSHALL\r\nDBSIZE\r\n"),
+    ("unlink touch type", b"MSET a 1 b 2\r\nTOUCH a b c\r\nTYPE a\r\nTYPE c\r\nUNLINK a c\r\nEXISTS a b\r\nUNLINK\r\n"),
+    ("expireat expiretime", b"SET a 1\r\nEXPIREAT a 4102444800\r\nEXPIRETIME a\r\nPEXPIRETIME a\r\nPEXPIREAT a 4102444800123\r\nPEXPIRETIME a\r\nEXPIRETIME a\r\nSET b 1\r\nEXPIRETIME b\r\nPEXPIRETIME b\r\nEXPIRETIME nope\r\nEXPIREAT b 1\r\nEXISTS b\r\nSET c 1\r\nEXPIRE c 9223370399119966\r\nEXPIREAT c 9223372036854775807\r\nPEXPIREAT c 9223372036854775807\r\nEXPIREAT c 4102444800 NX\r\nEXPIREAT c 4102444900 GT\r\nEXPIRETIME c\r\n"),
+    ("randomkey object", b"RANDOMKEY\r\nSET a 12345\r\nRANDOMKEY\r\nOBJECT ENCODING a\r\nSET b hello\r\nOBJECT ENCODING b\r\nSET c 0123456789012345678901234567890123456789012345\r\nOBJECT ENCODING c\r\nSET d -99\r\nOBJECT ENCODING d\r\nOBJECT ENCODING nope\r\nOBJECT FREQ a\r\nOBJECT BOGUS a\r\nOBJECT ENCODING\r\n"),
+    # Transactions.
+    ("multi exec", b"MULTI\r\nSET a 1\r\nINCR a\r\nGET a\r\nEXEC\r\nEXEC\r\nDISCARD\r\nMULTI\r\nMULTI\r\nDISCARD\r\nMULTI\r\nNOSUCH\r\nSET a\r\nEXEC\r\nMULTI\r\nSET a x\r\nINCR a\r\nGET a\r\nEXEC\r\nMULTI\r\nWATCH a\r\nEXEC\r\nMULTI\r\nEXEC\r\n"),
+    ("watch", b"SET a 1\r\nWATCH a\r\nSET a 2\r\nMULTI\r\nGET a\r\nEXEC\r\nWATCH a\r\nMULTI\r\nGET a\r\nEXEC\r\nWATCH a\r\nUNWATCH\r\nSET a 3\r\nMULTI\r\nGET a\r\nEXEC\r\nWATCH b\r\nFLUSHALL\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH a\r\nFLUSHDB\r\nMULTI\r\nPING\r\nEXEC\r\nSET e 1 PX 100000\r\nWATCH e\r\nPERSIST e\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH\r\n"),
+    # Connections.
+    ("auth without a password", b"AUTH x\r\nAUTH default x\r\nAUTH nobody x\r\nAUTH a b c\r\nPING\r\n"),
+    ("hello errors", b"HELLO 4\r\nHELLO x\r\nHELLO 2 BOGUS\r\nHELLO 2 AUTH default\r\nHELLO 2 SETNAME\r\nHELLO 3 AUTH nobody x\r\nHELLO 2 SETNAME \"a b\"\r\n"),
+    ("client names", b"CLIENT GETNAME\r\nCLIENT SETNAME worker\r\nCLIENT GETNAME\r\nCLIENT SETNAME \"a b\"\r\nCLIENT SETNAME \"\"\r\nCLIENT GETNAME\r\nCLIENT BOGUS\r\nCLIENT GETNAME x\r\nCLIENT KILL 1.2.3.4:5\r\nCLIENT KILL ID 0\r\nCLIENT KILL ID 999999 SKIPME no\r\nCLIENT KILL BOGUS x\r\nCLIENT KILL ID\r\nCLIENT\r\n"),
+    ("function flush", b"FUNCTION FLUSH\r\nFUNCTION FLUSH ASYNC\r\nFUNCTION FLUSH SYNC\r\n"),
+    ("reset", b"SELECT 1\r\nSET a 1\r\nMULTI\r\nRESET\r\nGET a\r\nCLIENT SETNAME x\r\nRESET\r\nCLIENT GETNAME\r\n"),
+    # RESP3 (the case's connection sends HELLO 3 first).
+    ("resp3 nulls", b"GET nope\r\nMGET a nope\r\nSET a 1 NX\r\nSET a 1 NX\r\nSET a 2 NX GET\r\nGETEX nope\r\nGETDEL nope\r\nRANDOMKEY\r\nCLIENT GETNAME\r\nOBJECT ENCODING nope\r\n"),
+    ("resp3 replies", b"SET a 1\r\nGET a\r\nINCR a\r\nINCRBYFLOAT a 1.5\r\nPING\r\nECHO x\r\nMGET a\r\nDEL a\r\nTYPE a\r\nNOSUCH\r\nEXISTS a\r\nTTL a\r\n"),
+    ("resp3 config get", b"CONFIG GET save\r\nCONFIG GET nosuchparameter\r\nCONFIG GET appendonly\r\n"),
+    ("resp3 exec", b"SET a 1\r\nMULTI\r\nGET a\r\nGET nope\r\nEXEC\r\nWATCH a\r\nSET a 2\r\nMULTI\r\nPING\r\nEXEC\r\n"),
+    ("resp3 lcs idx", b"MSET a ohmytext b mynewtext\r\nLCS a b IDX\r\nLCS a b IDX WITHMATCHLEN\r\n"),
 ]
 
-def exchange(port, payload):
+def exchange(port, name, payload):
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(b"FLUSHALL\r\n")
         assert s.recv(100) == b"+OK\r\n"
+        if name.startswith("resp3 "):
+            s.sendall(b"HELLO 3\r\n")
+            hello = b""
+            while not hello.endswith(b"$7\r\nmodules\r\n*0\r\n"):
+                hello += s.recv(1)
         s.sendall(payload)
         s.shutdown(socket.SHUT_WR)
         chunks = []
@@ -95,14 +135,14 @@ def main(argv):
         print("// (Strings hold one Unicode scalar per byte: see `bytes(_:)` in the tests.)")
         print("let goldenReplies: [(name: String, request: String, reply: String)] = [")
         for name, payload in CASES:
-            reply = exchange(port, payload)
+            reply = exchange(port, name, payload)
             print(f"    ({swift_literal(name.encode())}, {swift_literal(payload)}, {swift_literal(reply)}),")
         print("]")
     elif argv[1] == "compare":
         redis, kvd = int(argv[2]), int(argv[3])
         failures = 0
         for name, payload in CASES:
-            a, b = exchange(redis, payload), exchange(kvd, payload)
+            a, b = exchange(redis, name, payload), exchange(kvd, name, payload)
             if name == "keys":
                 a, b = sorted(a.split(b"\r\n")), sorted(b.split(b"\r\n"))
             if a != b:

@@ -1,5 +1,6 @@
-// Commands.swift: the commands that work on the keyspace (and CONFIG, which
-// answers from constants): their rows for the Dispatcher's table, their
+// Commands.swift: the core commands that work on one database (and CONFIG,
+// which answers from constants); StringCommands.swift and KeyCommands.swift
+// hold the rest of Redis 7.0's string and keyspace commands: their rows for the Dispatcher's table, their
 // handlers and the argument rules they share. Each row is data: name, arity
 // (Redis's convention: N exactly, -N at least N, the name included), where
 // its keys are, and its handler. Adding a command touches one row and one
@@ -23,16 +24,30 @@ let keyspaceCommands: [Command] = [
     Command("strlen", arity: 2, keys: .one, strlen),
     Command("mget", arity: -2, keys: .all, mget),
     Command("mset", arity: -3, keys: .pairs, mset),
-    Command("expire", arity: -3, keys: .one) { ks, r, out in expire(ks, r, unit: 1000, name: "expire", &out) },
-    Command("pexpire", arity: -3, keys: .one) { ks, r, out in expire(ks, r, unit: 1, name: "pexpire", &out) },
-    Command("ttl", arity: 2, keys: .one) { ks, r, out in ttl(ks, r[1], milliseconds: false, &out) },
-    Command("pttl", arity: 2, keys: .one) { ks, r, out in ttl(ks, r[1], milliseconds: true, &out) },
+    Command("expire", arity: -3, keys: .one) { ks, r, out in
+        expire(ks, r, seconds: true, relative: true, "expire", &out)
+    },
+    Command("pexpire", arity: -3, keys: .one) { ks, r, out in
+        expire(ks, r, seconds: false, relative: true, "pexpire", &out)
+    },
+    Command("expireat", arity: -3, keys: .one) { ks, r, out in
+        expire(ks, r, seconds: true, relative: false, "expireat", &out)
+    },
+    Command("pexpireat", arity: -3, keys: .one) { ks, r, out in
+        expire(ks, r, seconds: false, relative: false, "pexpireat", &out)
+    },
+    Command("ttl", arity: 2, keys: .one) { ks, r, out in ttl(ks, r[1], milliseconds: false, absolute: false, &out) },
+    Command("pttl", arity: 2, keys: .one) { ks, r, out in ttl(ks, r[1], milliseconds: true, absolute: false, &out) },
+    Command("expiretime", arity: 2, keys: .one) { ks, r, out in
+        ttl(ks, r[1], milliseconds: false, absolute: true, &out)
+    },
+    Command("pexpiretime", arity: 2, keys: .one) { ks, r, out in
+        ttl(ks, r[1], milliseconds: true, absolute: true, &out)
+    },
     Command("persist", arity: 2, keys: .one, persist),
     Command("keys", arity: 2, keys: .none, keys),
     Command("dbsize", arity: 1, keys: .none) { ks, _, out in out.integer(ks.count) },
-    Command("flushall", arity: -1, keys: .none, flushall),
     Command("config", arity: -2, keys: .none, config),
-    Command("quit", arity: -1, keys: .none) { _, _, out in out.ok() },
 ]
 
 // MARK: - Argument parsing with Redis's rules and wording
@@ -85,95 +100,52 @@ private func ping(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 }
 
 private func get(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    if let entry = ks.lookup(r[1], now: monotonicMilliseconds()) { out.bulk(entry.value) } else { out.null() }
+    if let entry = ks.lookup(r[1], now: unixMilliseconds()) { out.bulk(entry.value) } else { out.null() }
 }
 
 private func set(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    enum Condition { case none, nx, xx }
-    enum Expiry { case none, relative(Int, unit: Int), absolute(Int, unit: Int), keep }
-    var condition = Condition.none
-    var expiry = Expiry.none
-    var returnOld = false
-    var index = 3
-    while index < r.count {
-        let option = r[index]
-        let hasValue = index + 1 < r.count
-        if equalsIgnoringCase(option, "nx"), case .none = condition {
-            condition = .nx
-        } else if equalsIgnoringCase(option, "xx"), case .none = condition {
-            condition = .xx
-        } else if equalsIgnoringCase(option, "get"), !returnOld {
-            returnOld = true
-        } else if equalsIgnoringCase(option, "keepttl"), case .none = expiry {
-            expiry = .keep
-        } else if case .none = expiry, hasValue,
-            let unit = equalsIgnoringCase(option, "ex") || equalsIgnoringCase(option, "exat")
-                ? 1000
-                : (equalsIgnoringCase(option, "px") || equalsIgnoringCase(option, "pxat") ? 1 : nil)
-        {
-            guard let amount = parseInteger(r[index + 1]) else { return out.error(notAnInteger) }
-            let absolute = equalsIgnoringCase(option, "exat") || equalsIgnoringCase(option, "pxat")
-            expiry = absolute ? .absolute(amount, unit: unit) : .relative(amount, unit: unit)
-            index += 1
-        } else {
-            return out.error("ERR syntax error")
-        }
-        index += 1
-    }
-    let now = monotonicMilliseconds()
+    guard let options = StringOptions(r, from: 3, forSet: true) else { return out.error("ERR syntax error") }
+    setGeneric(ks, r[1], r[2], options, "set", &out)
+}
+
+/// Redis's setGenericCommand: SET, SETNX, SETEX and PSETEX. The expiry is
+/// checked first, then GET's reply is given, then NX/XX decide.
+func setGeneric(
+    _ ks: Keyspace, _ key: [UInt8], _ value: [UInt8], _ options: StringOptions, _ name: String,
+    okReply: Int? = nil, abortReply: Int? = nil, _ out: inout ReplyWriter
+) {
+    let now = unixMilliseconds()
     var deadline: Int64?
-    switch expiry {
-    case .none, .keep: deadline = nil
-    case .relative(let amount, let unit), .absolute(let amount, let unit):
-        let (ms, overflow) = amount.multipliedReportingOverflow(by: unit)
-        guard amount > 0, !overflow else { return out.error("ERR invalid expire time in 'set' command") }
-        if case .absolute = expiry {
-            // EXAT/PXAT are Unix times: convert to the monotonic clock.
-            var wall = timespec()
-            clock_gettime(CLOCK_REALTIME, &wall)
-            let wallMs = Int64(wall.tv_sec) * 1000 + Int64(wall.tv_nsec) / 1_000_000
-            deadline = now + (Int64(ms) - wallMs)
-        } else {
-            let (sum, o) = now.addingReportingOverflow(Int64(ms))
-            guard !o else { return out.error("ERR invalid expire time in 'set' command") }
-            deadline = sum
-        }
+    if let expire = options.expire {
+        guard let ms = expiryMilliseconds(expire, now: now, name, &out) else { return }
+        deadline = ms
     }
     // A plain SET (the common case) needs nothing from the old entry.
-    let needsOld: Bool
-    switch (condition, expiry) {
-    case (.none, .keep): needsOld = true
-    case (.none, _): needsOld = returnOld
-    default: needsOld = true
-    }
-    let old = needsOld ? ks.lookup(r[1], now: now) : nil
-    let allowed: Bool
-    switch condition {
-    case .none: allowed = true
-    case .nx: allowed = old == nil
-    case .xx: allowed = old != nil
-    }
-    if allowed {
-        if case .keep = expiry { deadline = old?.expiresAt }
-        ks.set(r[1], r[2], expiresAt: deadline)
-    }
-    if returnOld {
+    let old = options.needsOld ? ks.lookup(key, now: now) : nil
+    if options.get {
         if let old { out.bulk(old.value) } else { out.null() }
-    } else if allowed {
-        out.ok()
-    } else {
-        out.null()
+    }
+    if (options.nx && old != nil) || (options.xx && old == nil) {
+        if !options.get {
+            if let abortReply { out.integer(abortReply) } else { out.null() }
+        }
+        return
+    }
+    if options.keepTTL { deadline = old?.expiresAt }
+    ks.set(key, value, expiresAt: deadline)
+    if !options.get {
+        if let okReply { out.integer(okReply) } else { out.ok() }
     }
 }
 
 private func getset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let old = ks.lookup(r[1], now: monotonicMilliseconds())
+    let old = ks.lookup(r[1], now: unixMilliseconds())
     ks.set(r[1], r[2], expiresAt: nil)
     if let old { out.bulk(old.value) } else { out.null() }
 }
 
-private func del(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let now = monotonicMilliseconds()
+func del(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
+    let now = unixMilliseconds()
     var removed = 0
     for key in r.dropFirst() where ks.lookup(key, now: now) != nil {
         ks.remove(key)
@@ -182,8 +154,8 @@ private func del(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     out.integer(removed)
 }
 
-private func exists(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let now = monotonicMilliseconds()
+func exists(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
+    let now = unixMilliseconds()
     out.integer(r.dropFirst().reduce(0) { $0 + (ks.lookup($1, now: now) == nil ? 0 : 1) })
 }
 
@@ -198,7 +170,7 @@ private func incrementBy(_ ks: Keyspace, _ key: [UInt8], _ amount: [UInt8], nega
 }
 
 private func incrementBy(_ ks: Keyspace, _ key: [UInt8], _ amount: Int, _ out: inout ReplyWriter) {
-    let entry = ks.lookup(key, now: monotonicMilliseconds())
+    let entry = ks.lookup(key, now: unixMilliseconds())
     let current: Int
     if let entry {
         guard let value = parseInteger(entry.value) else { return out.error(notAnInteger) }
@@ -213,7 +185,7 @@ private func incrementBy(_ ks: Keyspace, _ key: [UInt8], _ amount: Int, _ out: i
 }
 
 private func append(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let now = monotonicMilliseconds()
+    let now = unixMilliseconds()
     if let length = ks.lookup(r[1], now: now)?.value.count {
         guard length + r[2].count <= 512 * 1024 * 1024 else {
             return out.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
@@ -226,11 +198,11 @@ private func append(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 }
 
 private func strlen(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    out.integer(ks.lookup(r[1], now: monotonicMilliseconds())?.value.count ?? 0)
+    out.integer(ks.lookup(r[1], now: unixMilliseconds())?.value.count ?? 0)
 }
 
 private func mget(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let now = monotonicMilliseconds()
+    let now = unixMilliseconds()
     out.arrayHeader(r.count - 1)
     for key in r.dropFirst() {
         if let entry = ks.lookup(key, now: now) { out.bulk(entry.value) } else { out.null() }
@@ -247,8 +219,12 @@ private func mset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     out.ok()
 }
 
-private func expire(_ ks: Keyspace, _ r: Request, unit: Int, name: String, _ out: inout ReplyWriter) {
-    guard let amount = parseInteger(r[2]) else { return out.error(notAnInteger) }
+/// EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT, as Redis's expireGenericCommand:
+/// options first, then the number, then its overflow checks (a deadline is
+/// a Unix time in milliseconds, so EXPIRE's base is now).
+private func expire(
+    _ ks: Keyspace, _ r: Request, seconds: Bool, relative: Bool, _ name: String, _ out: inout ReplyWriter
+) {
     var nx = false, xx = false, gt = false, lt = false
     for option in r.dropFirst(3) {
         if equalsIgnoringCase(option, "nx") {
@@ -267,35 +243,44 @@ private func expire(_ ks: Keyspace, _ r: Request, unit: Int, name: String, _ out
         return out.error("ERR NX and XX, GT or LT options at the same time are not compatible")
     }
     if gt && lt { return out.error("ERR GT and LT options at the same time are not compatible") }
-    let (ms, overflow) = amount.multipliedReportingOverflow(by: unit)
-    let now = monotonicMilliseconds()
-    let (deadline, overflow2) = now.addingReportingOverflow(Int64(ms))
-    guard !overflow, !overflow2 else { return out.error("ERR invalid expire time in '\(name)' command") }
+    guard var when = parseInteger(r[2]).map(Int64.init) else { return out.error(notAnInteger) }
+    let invalid = "ERR invalid expire time in '\(name)' command"
+    if seconds {
+        guard when <= Int64.max / 1000 && when >= Int64.min / 1000 else { return out.error(invalid) }
+        when *= 1000
+    }
+    let now = unixMilliseconds()
+    let base = relative ? now : 0
+    guard when <= Int64.max - base else { return out.error(invalid) }
+    when += base
     guard let entry = ks.lookup(r[1], now: now) else { return out.integer(0) }
     let current = entry.expiresAt
     if nx && current != nil { return out.integer(0) }
     if xx && current == nil { return out.integer(0) }
     // No expiry counts as an infinite one for GT and LT.
-    if gt && (current == nil || deadline <= current!) { return out.integer(0) }
-    if lt && current != nil && deadline >= current! { return out.integer(0) }
-    if deadline <= now {
+    if gt, current == nil || when <= current! { return out.integer(0) }
+    if lt, let current, when >= current { return out.integer(0) }
+    if when <= now {
         ks.remove(r[1])
     } else {
-        ks.setExpiry(r[1], deadline)
+        ks.setExpiry(r[1], when)
     }
     out.integer(1)
 }
 
-private func ttl(_ ks: Keyspace, _ key: [UInt8], milliseconds: Bool, _ out: inout ReplyWriter) {
-    let now = monotonicMilliseconds()
+/// TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without the key, -1 without an
+/// expiry; seconds are rounded to the nearest, as Redis does.
+private func ttl(_ ks: Keyspace, _ key: [UInt8], milliseconds: Bool, absolute: Bool, _ out: inout ReplyWriter) {
+    let now = unixMilliseconds()
     guard let entry = ks.lookup(key, now: now) else { return out.integer(-2) }
     guard let deadline = entry.expiresAt else { return out.integer(-1) }
-    let remaining = Int(max(deadline - now, 0))
-    out.integer(milliseconds ? remaining : (remaining + 500) / 1000)
+    let value = Int(max(absolute ? deadline : deadline - now, 0))
+    // (value + 500) / 1000 without overflowing near Int.max (PXAT's limit).
+    out.integer(milliseconds ? value : value / 1000 + (value % 1000 + 500) / 1000)
 }
 
 private func persist(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard let entry = ks.lookup(r[1], now: monotonicMilliseconds()), entry.expiresAt != nil else {
+    guard let entry = ks.lookup(r[1], now: unixMilliseconds()), entry.expiresAt != nil else {
         return out.integer(0)
     }
     ks.setExpiry(r[1], nil)
@@ -303,7 +288,7 @@ private func persist(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 }
 
 private func keys(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let now = monotonicMilliseconds()
+    let now = unixMilliseconds()
     let pattern = r[1]
     let everything = pattern == [UInt8(ascii: "*")]
     let matches = ks.keys(now: now) { everything || globMatch(pattern, $0) }
@@ -311,17 +296,9 @@ private func keys(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     for key in matches { out.bulk(key) }
 }
 
-private func flushall(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    if r.count > 2 || (r.count == 2 && !equalsIgnoringCase(r[1], "async") && !equalsIgnoringCase(r[1], "sync")) {
-        return out.error("ERR syntax error")
-    }
-    ks.removeAll()
-    out.ok()
-}
-
 /// The settings CONFIG GET answers (what redis-benchmark and redis-cli ask for).
 private let configParameters: [(String, String)] = [
-    ("appendonly", "no"), ("databases", "1"), ("save", ""), ("maxmemory", "0"),
+    ("appendonly", "no"), ("databases", String(Dispatcher.databaseCount)), ("save", ""), ("maxmemory", "0"),
 ]
 
 private func config(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -336,7 +313,7 @@ private func config(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
             found.append((name, value))
         }
     }
-    out.arrayHeader(found.count * 2)
+    out.mapHeader(found.count)
     for (name, value) in found {
         out.bulk(name)
         out.bulk(value)

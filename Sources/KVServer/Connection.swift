@@ -59,6 +59,8 @@ final class Connection: @unchecked Sendable {
     }
 
     let fd: Int32
+    /// The client's id on the core (CLIENT ID), unique for the server's life.
+    let id: Int
     private unowned let worker: Worker
     private var parser: RESPParser
     private var readWatch: Watch?
@@ -89,14 +91,32 @@ final class Connection: @unchecked Sendable {
     /// True while the client's unsent replies hold further submissions back.
     private var outputBackedUp: Bool { outboundBytes > Connection.outputLowWater }
 
-    init(fd: Int32, worker: Worker, limits: RESPLimits) {
+    init(fd: Int32, id: Int, worker: Worker, limits: RESPLimits) {
         self.fd = fd
+        self.id = id
         self.worker = worker
         self.parser = RESPParser(limits: limits)
     }
 
+    /// Registers the client with the core, then starts reading.
     func start() throws {
+        let loop = worker.loop
+        try worker.server.hop.connect(
+            ClientInfo(
+                id: id, address: socketAddress(fd, peer: true), localAddress: socketAddress(fd, peer: false), fd: fd,
+                kill: { try? loop.post { self.kill() } }))
         try resumeReading()
+    }
+
+    /// CLIENT KILL: read nothing more, run nothing more, and close once the
+    /// replies already due (the KILL's own, for a client killing itself)
+    /// are written.
+    private func kill() {
+        guard ending != .closed else { return }
+        ending = .afterFlush
+        heldBatch = nil
+        stopReading(.ended)
+        if exchange == .idle { flush() }
     }
 
     private func resumeReading() throws {
@@ -182,7 +202,7 @@ final class Connection: @unchecked Sendable {
     private func submit(_ batch: RequestBatch) {
         exchange = .awaiting
         do {
-            try worker.server.hop.submit(batch, replyOn: worker.loop) { replies, rest in
+            try worker.server.hop.submit(batch, from: id, replyOn: worker.loop) { replies, rest in
                 self.receive(replies, rest: rest)
             }
         } catch {
@@ -342,6 +362,23 @@ final class Connection: @unchecked Sendable {
         writeWatch?.cancel()
         writeWatch = nil
         Glibc.close(fd)
+        worker.server.hop.disconnect(id)
         worker.connectionClosed(self)
     }
+}
+
+/// `ip:port` of a socket's peer or of its local end ("" if unknown).
+private func socketAddress(_ fd: Int32, peer: Bool) -> String {
+    var address = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let found = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            peer ? getpeername(fd, $0, &length) : getsockname(fd, $0, &length)
+        }
+    }
+    guard found == 0, address.sin_family == sa_family_t(AF_INET) else { return "" }
+    var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+    guard inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count)) != nil else { return "" }
+    let ip = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return "\(ip):\(UInt16(bigEndian: address.sin_port))"
 }

@@ -13,15 +13,18 @@ public struct Core: Sendable {
     /// The dispatcher's figures, readable from any thread.
     public let counters: DispatcherCounters
 
-    /// A core on `loop` with a new dispatcher.
-    public init(on loop: EventLoop, serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])]) {
+    /// A core on `loop` with a new dispatcher (see `Dispatcher.init`).
+    public init(
+        on loop: EventLoop, password: String? = nil,
+        serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])]
+    ) {
         self.loop = loop
-        let dispatcher = Dispatcher(serverInfo: serverInfo)
+        let dispatcher = Dispatcher(password: password, serverInfo: serverInfo)
         self.counters = dispatcher.counters
         self.dispatcher = LoopBound(dispatcher, on: loop)
     }
 
-    /// Any thread: executes `batch` on the core, then calls `deliver` with
+    /// Any thread: executes `batch` of client `client` on the core, then calls `deliver` with
     /// the replies on `replyLoop`, and with the requests the core did not
     /// run because the replies reached the dispatcher's byte budget (submit
     /// them again once the replies are written). If `replyLoop` has stopped
@@ -29,12 +32,23 @@ public struct Core: Sendable {
     /// - Throws: ``EventLoopError/shutDown`` when the core has stopped: no
     ///   reply will come.
     public func submit(
-        _ batch: RequestBatch, replyOn replyLoop: EventLoop,
+        _ batch: RequestBatch, from client: Int, replyOn replyLoop: EventLoop,
         _ deliver: @escaping @Sendable (Replies, RequestBatch?) -> Void
     ) throws {
         try dispatcher.post { dispatcher in
-            let (replies, rest) = dispatcher.execute(batch)
+            let (replies, rest) = dispatcher.execute(batch, client: client)
             try? replyLoop.post { deliver(replies, rest) }
         }
+    }
+
+    /// Any thread: a connection was accepted. Posted before its first
+    /// batch, so the core knows the client when the batch arrives.
+    public func connect(_ info: ClientInfo) throws {
+        try dispatcher.post { $0.clientConnected(info) }
+    }
+
+    /// Any thread: a connection closed; its session and WATCHes end.
+    public func disconnect(_ id: Int) {
+        try? dispatcher.post { $0.clientDisconnected(id: id) }
     }
 }

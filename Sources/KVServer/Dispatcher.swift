@@ -1,8 +1,11 @@
 // Dispatcher.swift: from a request to a handler. Owns the command table,
 // the arity check, where each command's keys are, the counters, and the
-// commands that describe the server (INFO, COMMAND). It owns the keyspace
-// too, and lives on the core loop with it: every method runs on that loop's
-// thread.
+// commands that describe the server (INFO, COMMAND). It owns the 16
+// databases and the client sessions too, and lives on the core loop with
+// them: every method runs on that loop's thread. Before a request reaches
+// its handler it passes the session's gates, in Redis's order: the command
+// exists, its arity fits, the client is authenticated, and inside MULTI it
+// is queued instead of run.
 import Synchronization
 
 /// Where a command's key arguments are (COMMAND's first key, last key, step).
@@ -27,18 +30,30 @@ enum KeySpec {
     }
 }
 
+/// How a command passes the session's gates.
+struct CommandFlags: OptionSet, Sendable {
+    let rawValue: Int
+    /// Runs before AUTH (AUTH, HELLO, QUIT, RESET).
+    static let noAuth = CommandFlags(rawValue: 1)
+    /// Runs at once inside MULTI instead of being queued (MULTI, EXEC,
+    /// DISCARD, WATCH, QUIT, RESET).
+    static let transactionControl = CommandFlags(rawValue: 2)
+}
+
 /// One row of the command table.
 struct Command: Sendable {
-    /// What runs the command: a keyspace command sees only the keyspace; a
-    /// server command sees the dispatcher (its counters, its table, INFO).
+    /// What runs the command: a keyspace command sees only the selected
+    /// database; a session command sees the dispatcher (its databases,
+    /// counters, table) and the client's session.
     enum Handler {
         case keyspace(@Sendable (Keyspace, Request, inout ReplyWriter) -> Void)
-        case server(@Sendable (Dispatcher, Request, inout ReplyWriter) -> Void)
+        case session(@Sendable (Dispatcher, ClientSession, Request, inout ReplyWriter) -> Void)
     }
 
     let name: String
     let arity: Int
     let keys: KeySpec
+    let flags: CommandFlags
     let handler: Handler
 
     init(
@@ -48,10 +63,18 @@ struct Command: Sendable {
         self.init(name, arity: arity, keys: keys, handler: .keyspace(handler))
     }
 
-    init(_ name: String, arity: Int, keys: KeySpec, handler: Handler) {
+    init(
+        _ name: String, arity: Int, keys: KeySpec, flags: CommandFlags = [],
+        session handler: @escaping @Sendable (Dispatcher, ClientSession, Request, inout ReplyWriter) -> Void
+    ) {
+        self.init(name, arity: arity, keys: keys, flags: flags, handler: .session(handler))
+    }
+
+    init(_ name: String, arity: Int, keys: KeySpec, flags: CommandFlags = [], handler: Handler) {
         self.name = name
         self.arity = arity
         self.keys = keys
+        self.flags = flags
         self.handler = handler
     }
 
@@ -78,37 +101,72 @@ public final class DispatcherCounters: Sendable {
     }
 }
 
-/// Runs requests against the keyspace it owns.
+/// Runs requests against the databases it owns, for the clients it knows.
 public final class Dispatcher {
-    /// The store the commands work on.
-    public let keyspace = Keyspace()
+    /// How many databases SELECT can choose from (Redis's default).
+    public static let databaseCount = 16
+    /// The databases, by index.
+    let databases: [Keyspace] = (0..<Dispatcher.databaseCount).map { _ in Keyspace() }
+    /// Database 0, the one a new connection uses.
+    public var keyspace: Keyspace { databases[0] }
+    /// Every connected client's session, by id.
+    var sessions: [Int: ClientSession] = [:]
+    /// The password AUTH must give (`--requirepass`), if any.
+    let password: [UInt8]?
     /// How many requests have been executed.
     public private(set) var commandsProcessed = 0
     /// The figures other threads may read.
     public let counters = DispatcherCounters()
     /// A slice of active expiry is queued on the core (see `Server.expire`).
     var expiryContinues = false
+    /// Turns the order in which expiry slices visit the databases.
+    private var nextExpiryDatabase = 0
     /// INFO's sections that describe the server (not the keyspace), from
     /// whoever runs it.
     private let serverInfo: @Sendable () -> [(section: String, lines: [String])]
 
     /// Every command, by name in lower case and in upper case: clients send
     /// either, so the common case costs no allocation.
-    private static let table: [[UInt8]: Command] = {
+    static let table: [[UInt8]: Command] = {
         let rows =
             keyspaceCommands + [
-                Command("info", arity: -1, keys: .none, handler: .server { $0.info($1, &$2) }),
-                Command("command", arity: -1, keys: .none, handler: .server { $0.command($1, &$2) }),
-            ]
+                Command("info", arity: -1, keys: .none, handler: .session { $0.info($2, &$3) }),
+                Command("command", arity: -1, keys: .none, handler: .session { $0.command($2, &$3) }),
+            ] + stringCommands + keyCommands + sessionCommands + transactionCommands
         return Dictionary(
             uniqueKeysWithValues: rows.flatMap { row in
                 [(Array(row.name.utf8), row), (Array(row.name.uppercased().utf8), row)]
             })
     }()
 
-    /// A dispatcher over an empty keyspace; `serverInfo` supplies INFO's server sections.
-    public init(serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])] = { [] }) {
+    /// A dispatcher over empty databases; `serverInfo` supplies INFO's
+    /// server sections, and `password`, when set, must be given with AUTH
+    /// (or HELLO's AUTH) before any other command.
+    public init(
+        password: String? = nil,
+        serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])] = { [] }
+    ) {
+        self.password = password.map { Array($0.utf8) }
         self.serverInfo = serverInfo
+    }
+
+    /// A connection was accepted: its session starts (database 0, RESP2).
+    public func clientConnected(_ info: ClientInfo) {
+        sessions[info.id] = ClientSession(info: info, authenticated: password == nil)
+    }
+
+    /// A connection closed: its session ends, and its WATCHes with it.
+    public func clientDisconnected(id: Int) {
+        guard let session = sessions.removeValue(forKey: id) else { return }
+        unwatchAll(session)
+    }
+
+    /// The session of client `id`; one is made for an id never announced
+    /// (a batch run without a connection, as tests and tools do).
+    private func session(_ id: Int) -> ClientSession {
+        if let session = sessions[id] { return session }
+        clientConnected(ClientInfo(id: id, address: "", localAddress: "", fd: -1, kill: {}))
+        return sessions[id]!
     }
 
     /// The longest command name: a longer one is unknown without being hashed.
@@ -127,36 +185,69 @@ public final class Dispatcher {
     /// slice at a time, and the client's buffers stay bounded.
     static let replyBudget = 1024 * 1024
 
-    /// Runs the requests in order, and returns their replies and the
-    /// requests it did not run (nil when it ran them all): it stops once the
-    /// replies pass `replyBudget` bytes.
-    public func execute(_ batch: RequestBatch) -> (Replies, rest: RequestBatch?) {
+    /// Runs the requests of client `client` in order, and returns their
+    /// replies and the requests it did not run (nil when it ran them all):
+    /// it stops once the replies pass `replyBudget` bytes.
+    public func execute(_ batch: RequestBatch, client: Int = 0) -> (Replies, rest: RequestBatch?) {
+        let session = session(client)
         var out = ReplyWriter(expectedRequests: batch.count)
+        out.resp3 = session.resp3
+        session.lastCommandAt = monotonicMilliseconds()
         var executed = 0
         batch.forEach { request in
-            execute(request, into: &out)
+            execute(request, for: session, into: &out)
             executed += 1
             return out.byteCount < Dispatcher.replyBudget
         }
-        counters.publish(commands: commandsProcessed, keys: keyspace.count)
+        counters.publish(commands: commandsProcessed, keys: databases.reduce(0) { $0 + $1.count })
         return (out.finish(), executed < batch.count ? batch.dropping(first: executed) : nil)
     }
 
-    func execute(_ request: Request, into out: inout ReplyWriter) {
+    func execute(_ request: Request, for session: ClientSession, into out: inout ReplyWriter) {
         guard let first = request.first else { return }
         commandsProcessed += 1
         guard let command = Dispatcher.command(named: first) else {
+            session.transaction?.refused = true
             out.error(bytes: unknownCommandMessage(request))
             return
         }
+        session.lastCommand = command.name
         guard command.accepts(request.count) else {
+            session.transaction?.refused = true
             out.error("ERR wrong number of arguments for '\(command.name)' command")
             return
         }
-        switch command.handler {
-        case .keyspace(let handler): handler(keyspace, request, &out)
-        case .server(let handler): handler(self, request, &out)
+        guard session.authenticated || command.flags.contains(.noAuth) else {
+            session.transaction?.refused = true
+            out.error("NOAUTH Authentication required.")
+            return
         }
+        if session.transaction != nil && !command.flags.contains(.transactionControl) {
+            session.transaction!.queued.append(Array(request))
+            out.simple("QUEUED")
+            return
+        }
+        switch command.handler {
+        case .keyspace(let handler): handler(databases[session.database], request, &out)
+        case .session(let handler): handler(self, session, request, &out)
+        }
+    }
+
+    /// One slice of active expiry: the databases that hold keys with an
+    /// expiry share the 2 ms budget equally, the first of them taking turns.
+    /// True when some database stopped on its budget with expired keys
+    /// still turning up.
+    func expireCycle() -> Bool {
+        let volatile = databases.indices.filter { databases[$0].expiresCount > 0 }
+        guard !volatile.isEmpty else { return false }
+        let share = 2_000_000 / UInt64(volatile.count)
+        var busy = false
+        for turn in 0..<volatile.count {
+            let index = volatile[(turn + nextExpiryDatabase) % volatile.count]
+            if databases[index].expireCycle(budget: share) { busy = true }
+        }
+        nextExpiryDatabase += 1
+        return busy
     }
 
     // MARK: - Commands about the server
@@ -169,13 +260,17 @@ public final class Dispatcher {
         sections.append(
             (
                 section: "Stats",
-                lines: ["total_commands_processed:\(commandsProcessed)", "expired_keys:\(keyspace.expiredKeys)"]
+                lines: [
+                    "total_commands_processed:\(commandsProcessed)",
+                    "expired_keys:\(databases.reduce(0) { $0 + $1.expiredKeys })",
+                ]
             ))
-        let count = keyspace.count
         sections.append(
             (
                 section: "Keyspace",
-                lines: count == 0 ? [] : ["db0:keys=\(count),expires=\(keyspace.expiresCount),avg_ttl=0"]
+                lines: databases.enumerated().compactMap { index, db in
+                    db.count == 0 ? nil : "db\(index):keys=\(db.count),expires=\(db.expiresCount),avg_ttl=0"
+                }
             ))
         var merged: [(section: String, lines: [String])] = []
         for section in sections {
@@ -191,7 +286,7 @@ public final class Dispatcher {
             text += "# \(section.section)\r\n"
             for line in section.lines { text += line + "\r\n" }
         }
-        out.bulk(text)
+        out.verbatim(text)
     }
 
     private func command(_ r: Request, _ out: inout ReplyWriter) {
@@ -200,7 +295,7 @@ public final class Dispatcher {
             out.arrayHeader(6)
             out.bulk(command.name)
             out.integer(command.arity)
-            out.arrayHeader(0)
+            out.setHeader(0)
             let keys = command.keys.triple
             out.integer(keys.first)
             out.integer(keys.last)

@@ -1,4 +1,7 @@
-// Reply.swift: RESP2 reply encoding, appended straight into an output buffer.
+// Reply.swift: reply encoding, RESP2 or RESP3 (whichever the connection
+// chose with HELLO), appended straight into an output buffer. Each RESP3
+// type falls back to what Redis 7 sends a RESP2 client for it: a map is a
+// flat array, a double a bulk string, a verbatim string a plain bulk.
 // A large bulk value is not copied: the stored array itself becomes a chunk
 // of the output, and the I/O loop writes it from there. So a GET of a
 // 500 MB value costs the core a reference count, not a 500 MB copy.
@@ -12,8 +15,10 @@ public struct Replies: Sendable {
     public var byteCount: Int
 }
 
-/// Appends RESP2 replies to a byte buffer.
+/// Appends replies to a byte buffer, in the connection's protocol.
 public struct ReplyWriter: Sendable {
+    /// True when the connection speaks RESP3 (it sent `HELLO 3`).
+    public var resp3 = false
     /// The encoded replies since the last chunk that was sealed.
     private var bytes: [UInt8] = []
     /// Earlier chunks, in order.
@@ -48,6 +53,13 @@ public struct ReplyWriter: Sendable {
     public mutating func simple(_ text: StaticString) {
         bytes.append(UInt8(ascii: "+"))
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        crlf()
+    }
+
+    /// `+<text>\r\n` from a String with no CR or LF (help lines).
+    public mutating func status(_ text: String) {
+        bytes.append(UInt8(ascii: "+"))
+        bytes.append(contentsOf: text.utf8)
         crlf()
     }
 
@@ -97,9 +109,50 @@ public struct ReplyWriter: Sendable {
         bulk(Array(text.utf8))
     }
 
-    /// The null bulk reply, `$-1\r\n`.
+    /// The null reply: `$-1\r\n` (RESP2's null bulk), `_\r\n` in RESP3.
     public mutating func null() {
-        bytes.append(contentsOf: [UInt8(ascii: "$"), UInt8(ascii: "-"), UInt8(ascii: "1"), 13, 10])
+        if resp3 {
+            bytes.append(contentsOf: [UInt8(ascii: "_"), 13, 10])
+        } else {
+            bytes.append(contentsOf: [UInt8(ascii: "$"), UInt8(ascii: "-"), UInt8(ascii: "1"), 13, 10])
+        }
+    }
+
+    /// The null array (an aborted EXEC): `*-1\r\n`, `_\r\n` in RESP3.
+    public mutating func nullArray() {
+        if resp3 {
+            bytes.append(contentsOf: [UInt8(ascii: "_"), 13, 10])
+        } else {
+            bytes.append(contentsOf: [UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "1"), 13, 10])
+        }
+    }
+
+    /// A map of `count` pairs (key, value, key, value follow): `%<count>`,
+    /// a flat array of `2 * count` in RESP2.
+    public mutating func mapHeader(_ count: Int) {
+        bytes.append(UInt8(ascii: resp3 ? "%" : "*"))
+        decimal(resp3 ? count : 2 * count)
+        crlf()
+    }
+
+    /// A set of `count` elements: `~<count>`, an array in RESP2.
+    public mutating func setHeader(_ count: Int) {
+        bytes.append(UInt8(ascii: resp3 ? "~" : "*"))
+        decimal(count)
+        crlf()
+    }
+
+    /// A verbatim text (INFO, CLIENT LIST): `=<length>\r\ntxt:<text>` in
+    /// RESP3, a bulk string in RESP2.
+    public mutating func verbatim(_ text: String) {
+        guard resp3 else { return bulk(text) }
+        let utf8 = Array(text.utf8)
+        bytes.append(UInt8(ascii: "="))
+        decimal(utf8.count + 4)
+        crlf()
+        bytes.append(contentsOf: Array("txt:".utf8))
+        bytes.append(contentsOf: utf8)
+        crlf()
     }
 
     /// `*<count>\r\n`; the `count` elements follow.

@@ -29,6 +29,7 @@ public final class Server: @unchecked Sendable {
     private let rejectedConnections = Atomic<Int>(0)
     private let finishedWorkers = Atomic<Int>(0)
     private let outputLimitDisconnections = Atomic<Int>(0)
+    private let lastClientID = Atomic<Int>(0)
     private var onShutdownComplete: (@Sendable () -> Void)?
 
     /// A server whose keyspace lives on `core` (EventLoop.main in kvd).
@@ -36,7 +37,7 @@ public final class Server: @unchecked Sendable {
         self.options = options
         self.core = core
         let facts = ServerFacts()
-        self.hop = Core(on: core) { facts.server?.infoSections() ?? [] }
+        self.hop = Core(on: core, password: options.requirePassword) { facts.server?.infoSections() ?? [] }
         facts.server = self
     }
 
@@ -87,7 +88,7 @@ public final class Server: @unchecked Sendable {
     /// second chain while one runs.
     private static func expire(_ dispatcher: Dispatcher, through handle: LoopBound<Dispatcher>) {
         guard !dispatcher.expiryContinues else { return }
-        guard dispatcher.keyspace.expireCycle() else { return }
+        guard dispatcher.expireCycle() else { return }
         dispatcher.expiryContinues = true
         do {
             try handle.post { dispatcher in
@@ -133,6 +134,11 @@ public final class Server: @unchecked Sendable {
         }
         rejectedConnections.add(1, ordering: .relaxed)
         return false
+    }
+
+    /// Any worker: the id of a new client (1, 2, 3, …; never reused).
+    func nextClientID() -> Int {
+        lastClientID.add(1, ordering: .relaxed).newValue
     }
 
     /// Any worker: a client was closed for its unsent replies; `line` says why.

@@ -23,6 +23,9 @@ public struct ServerOptions: Sendable {
     public var outputBufferLimit = OutputBufferLimit(hard: 256 * 1024 * 1024, soft: 0, softSeconds: 0)
     /// How long a graceful stop may take before kvd exits anyway, in seconds.
     public var shutdownTimeout: Double = 1
+    /// Redis's `requirepass`: when set, a client must AUTH (or HELLO with
+    /// AUTH) with it before any other command.
+    public var requirePassword: String?
 
     /// Limits on one client's unsent replies.
     public struct OutputBufferLimit: Sendable, Equatable {
@@ -59,6 +62,9 @@ public struct ServerOptions: Sendable {
                              more than 256 MiB)
           --shutdown-timeout SECONDS
                              how long a graceful stop may take (default 1)
+          --requirepass PASSWORD
+                             clients must AUTH with PASSWORD (user "default")
+                             before anything else (default: no password)
           --help             this text
         Signals: SIGTERM and SIGINT stop gracefully (stop accepting, answer what
         was read, close, exit 0), bounded by --shutdown-timeout; a second one
@@ -113,6 +119,12 @@ public struct ServerOptions: Sendable {
                 options.outputBufferLimit = OutputBufferLimit(
                     hard: try size(flag, try value(flag)), soft: try size(flag, try value(flag)),
                     softSeconds: try number(flag, 0...86_400))
+            case "--requirepass":
+                let password = try value("--requirepass")
+                guard !password.isEmpty else {
+                    throw UsageError(description: "--requirepass needs a non-empty password")
+                }
+                options.requirePassword = password
             case "--shutdown-timeout":
                 let text = try value("--shutdown-timeout")
                 guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {

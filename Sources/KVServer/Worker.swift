@@ -59,7 +59,8 @@ final class Worker: @unchecked Sendable {
             }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let connection = Connection(fd: fd, worker: self, limits: server.options.limits)
+            let connection = Connection(
+                fd: fd, id: server.nextClientID(), worker: self, limits: server.options.limits)
             connections[fd] = connection
             do {
                 try connection.start()

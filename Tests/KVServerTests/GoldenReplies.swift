@@ -95,7 +95,7 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "keys",
         "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n",
-        "+OK\r\n*3\r\n$5\r\nhello\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
+        "+OK\r\n*3\r\n$5\r\nhallo\r\n$5\r\nhello\r\n$5\r\nhxllo\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
     ),
     (
         "dbsize flushall",
@@ -127,5 +127,136 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "protocol error bulk too big", "*2\r\n$3\r\nGET\r\n$536870913\r\n",
         "-ERR Protocol error: invalid bulk length\r\n"
+    ),
+    (
+        "setnx setex psetex",
+        "SETNX a 1\r\nSETNX a 2\r\nGET a\r\nSETEX b 100 v\r\nTTL b\r\nSETEX b 0 v\r\nSETEX b x v\r\nSETEX b 9223372036854775807 v\r\nPSETEX c 100000 v\r\nTTL c\r\nPSETEX c -1 v\r\nSETNX a\r\n",
+        ":1\r\n:0\r\n$1\r\n1\r\n+OK\r\n:100\r\n-ERR invalid expire time in 'setex' command\r\n-ERR value is not an integer or out of range\r\n-ERR invalid expire time in 'setex' command\r\n+OK\r\n:100\r\n-ERR invalid expire time in 'psetex' command\r\n-ERR wrong number of arguments for 'setnx' command\r\n"
+    ),
+    (
+        "msetnx", "MSETNX a 1 b 2\r\nMSETNX b 3 c 4\r\nMGET a b c\r\nMSETNX a\r\nMSETNX a 1 b\r\n",
+        ":1\r\n:0\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n-ERR wrong number of arguments for 'msetnx' command\r\n-ERR wrong number of arguments for 'msetnx' command\r\n"
+    ),
+    (
+        "getex getdel",
+        "SET a 1\r\nGETEX a EX 100\r\nTTL a\r\nGETEX a PERSIST\r\nTTL a\r\nGETEX a PX 100000\r\nTTL a\r\nGETEX a EX 10 PERSIST\r\nGETEX a BOGUS\r\nGETEX a EX 0\r\nGETEX nope\r\nGETEX a EXAT 1\r\nEXISTS a\r\nSET b 2\r\nGETDEL b\r\nGETDEL b\r\n",
+        "+OK\r\n$1\r\n1\r\n:100\r\n$1\r\n1\r\n:-1\r\n$1\r\n1\r\n:100\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR invalid expire time in 'getex' command\r\n$-1\r\n$1\r\n1\r\n:0\r\n+OK\r\n$1\r\n2\r\n$-1\r\n"
+    ),
+    (
+        "setrange getrange",
+        "SETRANGE a 5 hello\r\nGET a\r\nSETRANGE a 0 HE\r\nGETRANGE a 0 -1\r\nGETRANGE a 5 7\r\nGETRANGE a -3 -1\r\nGETRANGE a 10 5\r\nGETRANGE a -1 -5\r\nGETRANGE a 0 1000\r\nSUBSTR a 0 1\r\nGETRANGE nope 0 10\r\nSETRANGE a -1 x\r\nSETRANGE a 536870911 xx\r\nSETRANGE n 0 \"\"\r\nEXISTS n\r\nSETRANGE a 2 \"\"\r\nGETRANGE a x 1\r\n",
+        ":10\r\n$10\r\n\u{0}\u{0}\u{0}\u{0}\u{0}hello\r\n:10\r\n$10\r\nHE\u{0}\u{0}\u{0}hello\r\n$3\r\nhel\r\n$3\r\nllo\r\n$0\r\n\r\n$0\r\n\r\n$10\r\nHE\u{0}\u{0}\u{0}hello\r\n$2\r\nHE\r\n$0\r\n\r\n-ERR offset is out of range\r\n-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n:0\r\n:0\r\n:10\r\n-ERR value is not an integer or out of range\r\n"
+    ),
+    (
+        "setbit getbit",
+        "SETBIT b 7 1\r\nSETBIT b 7 0\r\nSETBIT b 100 1\r\nGETBIT b 100\r\nGETBIT b 99999\r\nGETBIT nope 0\r\nSTRLEN b\r\nSETBIT b -1 1\r\nSETBIT b 1 2\r\nSETBIT b 1 x\r\nSETBIT b 4294967296 1\r\nGETBIT b -1\r\n",
+        ":0\r\n:1\r\n:0\r\n:1\r\n:0\r\n:0\r\n:13\r\n-ERR bit offset is not an integer or out of range\r\n-ERR bit is not an integer or out of range\r\n-ERR bit is not an integer or out of range\r\n-ERR bit offset is not an integer or out of range\r\n-ERR bit offset is not an integer or out of range\r\n"
+    ),
+    (
+        "bitcount",
+        "SET f foobar\r\nBITCOUNT f\r\nBITCOUNT f 0 0\r\nBITCOUNT f 1 1\r\nBITCOUNT f 1 1 BYTE\r\nBITCOUNT f 5 30 BIT\r\nBITCOUNT f -2 -1\r\nBITCOUNT f -1 -2\r\nBITCOUNT f 0\r\nBITCOUNT f 0 1 BOGUS\r\nBITCOUNT f x 1\r\nBITCOUNT nope\r\n",
+        "+OK\r\n:26\r\n:4\r\n:6\r\n:6\r\n:17\r\n:7\r\n:0\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR value is not an integer or out of range\r\n:0\r\n"
+    ),
+    (
+        "bitpos",
+        "SET p \"\\xff\\xf0\\x00\"\r\nBITPOS p 0\r\nSET q \"\\x00\\xff\\xf0\"\r\nBITPOS q 1 0\r\nBITPOS q 1 2\r\nBITPOS q 1 2 -1 BYTE\r\nBITPOS q 1 7 15 BIT\r\nBITPOS q 0 1 1\r\nBITPOS q 0 9 12 BIT\r\nSET r \"\\xff\\xff\"\r\nBITPOS r 0\r\nBITPOS r 0 0 -1\r\nBITPOS r 0 0\r\nBITPOS nope 0\r\nBITPOS nope 1\r\nBITPOS q 2\r\nBITPOS q 1 0 1 BOGUS\r\n",
+        "+OK\r\n:12\r\n+OK\r\n:8\r\n:16\r\n:16\r\n:8\r\n:-1\r\n:-1\r\n+OK\r\n:16\r\n:-1\r\n:16\r\n:0\r\n:-1\r\n-ERR The bit argument must be 1 or 0.\r\n-ERR syntax error\r\n"
+    ),
+    (
+        "lcs",
+        "MSET a ohmytext b mynewtext\r\nLCS a b\r\nLCS a b LEN\r\nLCS a b IDX\r\nLCS a b IDX MINMATCHLEN 4 WITHMATCHLEN\r\nLCS a b LEN IDX\r\nLCS a b BOGUS\r\nLCS a nope\r\nLCS a b MINMATCHLEN x\r\n",
+        "+OK\r\n$6\r\nmytext\r\n:6\r\n*4\r\n$7\r\nmatches\r\n*2\r\n*2\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n*2\r\n*2\r\n:2\r\n:3\r\n*2\r\n:0\r\n:1\r\n$3\r\nlen\r\n:6\r\n*4\r\n$7\r\nmatches\r\n*1\r\n*3\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n:4\r\n$3\r\nlen\r\n:6\r\n-ERR If you want both the length and indexes, please just use IDX.\r\n-ERR syntax error\r\n$0\r\n\r\n-ERR value is not an integer or out of range\r\n"
+    ),
+    (
+        "incrbyfloat",
+        "SET a 10.50\r\nINCRBYFLOAT a 0.1\r\nINCRBYFLOAT a -5\r\nINCRBYFLOAT a 5.0e3\r\nINCRBYFLOAT b 3.0e-2\r\nINCRBYFLOAT a abc\r\nINCRBYFLOAT a \" 1\"\r\nSET s hello\r\nINCRBYFLOAT s 1\r\nINCRBYFLOAT a inf\r\nSET z 0\r\nINCRBYFLOAT z -0.0\r\nINCRBYFLOAT n 1e10\r\nSET e 1 EX 100\r\nINCRBYFLOAT e 1.5\r\nTTL e\r\n",
+        "+OK\r\n$4\r\n10.6\r\n$3\r\n5.6\r\n$22\r\n5005.60000000000000009\r\n$4\r\n0.03\r\n-ERR value is not a valid float\r\n-ERR value is not a valid float\r\n+OK\r\n-ERR value is not a valid float\r\n-ERR increment would produce NaN or Infinity\r\n+OK\r\n$1\r\n0\r\n$11\r\n10000000000\r\n+OK\r\n$3\r\n2.5\r\n:100\r\n"
+    ),
+    (
+        "rename",
+        "SET a 1\r\nRENAME a b\r\nGET b\r\nRENAME nope c\r\nRENAME b b\r\nSET c 2\r\nRENAMENX b c\r\nRENAMENX b d\r\nEXISTS b d\r\nRENAMENX d d\r\nRENAMENX nope x\r\nSET e 1 EX 100\r\nRENAME e f\r\nTTL f\r\nRENAME f c\r\nGET c\r\nTTL c\r\n",
+        "+OK\r\n+OK\r\n$1\r\n1\r\n-ERR no such key\r\n+OK\r\n+OK\r\n:0\r\n:1\r\n:1\r\n:0\r\n-ERR no such key\r\n+OK\r\n+OK\r\n:100\r\n+OK\r\n$1\r\n1\r\n:100\r\n"
+    ),
+    (
+        "copy",
+        "SET a 1\r\nCOPY a b\r\nCOPY a b\r\nCOPY a b REPLACE\r\nCOPY a a\r\nCOPY a a DB 1\r\nCOPY a x DB 16\r\nCOPY a x DB y\r\nCOPY a x BOGUS\r\nCOPY nope x\r\nSET t 1 EX 100\r\nCOPY t u\r\nTTL u\r\nSELECT 1\r\nGET a\r\n",
+        "+OK\r\n:1\r\n:0\r\n:1\r\n-ERR source and destination objects are the same\r\n:1\r\n-ERR DB index is out of range\r\n-ERR value is not an integer or out of range\r\n-ERR syntax error\r\n:0\r\n+OK\r\n:1\r\n:100\r\n+OK\r\n$1\r\n1\r\n"
+    ),
+    (
+        "move",
+        "SET a 1\r\nMOVE a 1\r\nEXISTS a\r\nSELECT 1\r\nGET a\r\nMOVE a 1\r\nMOVE nope 0\r\nMOVE a 16\r\nMOVE a x\r\nSET a 2\r\nSELECT 0\r\nSET a 3\r\nSELECT 1\r\nMOVE a 0\r\nGET a\r\n",
+        "+OK\r\n:1\r\n:0\r\n+OK\r\n$1\r\n1\r\n-ERR source and destination objects are the same\r\n:0\r\n-ERR DB index is out of range\r\n-ERR value is not an integer or out of range\r\n+OK\r\n+OK\r\n+OK\r\n+OK\r\n:0\r\n$1\r\n2\r\n"
+    ),
+    (
+        "select swapdb flushdb",
+        "SELECT 1\r\nSET a 1\r\nSELECT 0\r\nGET a\r\nSWAPDB 0 1\r\nGET a\r\nSWAPDB 0 0\r\nSELECT 16\r\nSELECT -1\r\nSELECT x\r\nSWAPDB 0 x\r\nSWAPDB x 0\r\nSWAPDB 0 16\r\nDBSIZE\r\nFLUSHDB\r\nDBSIZE\r\nFLUSHDB BOGUS\r\nSELECT 1\r\nDBSIZE\r\nSELECT 9\r\nSET k v\r\nFLUSHALL\r\nDBSIZE\r\n",
+        "+OK\r\n+OK\r\n+OK\r\n$-1\r\n+OK\r\n$1\r\n1\r\n+OK\r\n-ERR DB index is out of range\r\n-ERR DB index is out of range\r\n-ERR value is not an integer or out of range\r\n-ERR invalid second DB index\r\n-ERR invalid first DB index\r\n-ERR DB index is out of range\r\n:1\r\n+OK\r\n:0\r\n-ERR syntax error\r\n+OK\r\n:0\r\n+OK\r\n+OK\r\n+OK\r\n:0\r\n"
+    ),
+    (
+        "unlink touch type",
+        "MSET a 1 b 2\r\nTOUCH a b c\r\nTYPE a\r\nTYPE c\r\nUNLINK a c\r\nEXISTS a b\r\nUNLINK\r\n",
+        "+OK\r\n:2\r\n+string\r\n+none\r\n:1\r\n:1\r\n-ERR wrong number of arguments for 'unlink' command\r\n"
+    ),
+    (
+        "expireat expiretime",
+        "SET a 1\r\nEXPIREAT a 4102444800\r\nEXPIRETIME a\r\nPEXPIRETIME a\r\nPEXPIREAT a 4102444800123\r\nPEXPIRETIME a\r\nEXPIRETIME a\r\nSET b 1\r\nEXPIRETIME b\r\nPEXPIRETIME b\r\nEXPIRETIME nope\r\nEXPIREAT b 1\r\nEXISTS b\r\nSET c 1\r\nEXPIRE c 9223370399119966\r\nEXPIREAT c 9223372036854775807\r\nPEXPIREAT c 9223372036854775807\r\nEXPIREAT c 4102444800 NX\r\nEXPIREAT c 4102444900 GT\r\nEXPIRETIME c\r\n",
+        "+OK\r\n:1\r\n:4102444800\r\n:4102444800000\r\n:1\r\n:4102444800123\r\n:4102444800\r\n+OK\r\n:-1\r\n:-1\r\n:-2\r\n:1\r\n:0\r\n+OK\r\n-ERR invalid expire time in 'expire' command\r\n-ERR invalid expire time in 'expireat' command\r\n:1\r\n:0\r\n:0\r\n:9223372036854776\r\n"
+    ),
+    (
+        "randomkey object",
+        "RANDOMKEY\r\nSET a 12345\r\nRANDOMKEY\r\nOBJECT ENCODING a\r\nSET b hello\r\nOBJECT ENCODING b\r\nSET c 0123456789012345678901234567890123456789012345\r\nOBJECT ENCODING c\r\nSET d -99\r\nOBJECT ENCODING d\r\nOBJECT ENCODING nope\r\nOBJECT FREQ a\r\nOBJECT BOGUS a\r\nOBJECT ENCODING\r\n",
+        "$-1\r\n+OK\r\n$1\r\na\r\n$3\r\nint\r\n+OK\r\n$6\r\nembstr\r\n+OK\r\n$3\r\nraw\r\n+OK\r\n$3\r\nint\r\n$-1\r\n-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.\r\n-ERR unknown subcommand 'BOGUS'. Try OBJECT HELP.\r\n-ERR wrong number of arguments for 'object|encoding' command\r\n"
+    ),
+    (
+        "multi exec",
+        "MULTI\r\nSET a 1\r\nINCR a\r\nGET a\r\nEXEC\r\nEXEC\r\nDISCARD\r\nMULTI\r\nMULTI\r\nDISCARD\r\nMULTI\r\nNOSUCH\r\nSET a\r\nEXEC\r\nMULTI\r\nSET a x\r\nINCR a\r\nGET a\r\nEXEC\r\nMULTI\r\nWATCH a\r\nEXEC\r\nMULTI\r\nEXEC\r\n",
+        "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n+OK\r\n:2\r\n$1\r\n2\r\n-ERR EXEC without MULTI\r\n-ERR DISCARD without MULTI\r\n+OK\r\n-ERR MULTI calls can not be nested\r\n+OK\r\n+OK\r\n-ERR unknown command 'NOSUCH', with args beginning with: \r\n-ERR wrong number of arguments for 'set' command\r\n-EXECABORT Transaction discarded because of previous errors.\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n+OK\r\n-ERR value is not an integer or out of range\r\n$1\r\nx\r\n+OK\r\n-ERR WATCH inside MULTI is not allowed\r\n*0\r\n+OK\r\n*0\r\n"
+    ),
+    (
+        "watch",
+        "SET a 1\r\nWATCH a\r\nSET a 2\r\nMULTI\r\nGET a\r\nEXEC\r\nWATCH a\r\nMULTI\r\nGET a\r\nEXEC\r\nWATCH a\r\nUNWATCH\r\nSET a 3\r\nMULTI\r\nGET a\r\nEXEC\r\nWATCH b\r\nFLUSHALL\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH a\r\nFLUSHDB\r\nMULTI\r\nPING\r\nEXEC\r\nSET e 1 PX 100000\r\nWATCH e\r\nPERSIST e\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH\r\n",
+        "+OK\r\n+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n*-1\r\n+OK\r\n+OK\r\n+QUEUED\r\n*1\r\n$1\r\n2\r\n+OK\r\n+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n*1\r\n$1\r\n3\r\n+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n*1\r\n+PONG\r\n+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n*1\r\n+PONG\r\n+OK\r\n+OK\r\n:1\r\n+OK\r\n+QUEUED\r\n*-1\r\n-ERR wrong number of arguments for 'watch' command\r\n"
+    ),
+    (
+        "auth without a password", "AUTH x\r\nAUTH default x\r\nAUTH nobody x\r\nAUTH a b c\r\nPING\r\n",
+        "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n+OK\r\n-WRONGPASS invalid username-password pair or user is disabled.\r\n-ERR syntax error\r\n+PONG\r\n"
+    ),
+    (
+        "hello errors",
+        "HELLO 4\r\nHELLO x\r\nHELLO 2 BOGUS\r\nHELLO 2 AUTH default\r\nHELLO 2 SETNAME\r\nHELLO 3 AUTH nobody x\r\nHELLO 2 SETNAME \"a b\"\r\n",
+        "-NOPROTO unsupported protocol version\r\n-ERR Protocol version is not an integer or out of range\r\n-ERR Syntax error in HELLO option 'BOGUS'\r\n-ERR Syntax error in HELLO option 'AUTH'\r\n-ERR Syntax error in HELLO option 'SETNAME'\r\n-WRONGPASS invalid username-password pair or user is disabled.\r\n-ERR Client names cannot contain spaces, newlines or special characters.\r\n"
+    ),
+    (
+        "client names",
+        "CLIENT GETNAME\r\nCLIENT SETNAME worker\r\nCLIENT GETNAME\r\nCLIENT SETNAME \"a b\"\r\nCLIENT SETNAME \"\"\r\nCLIENT GETNAME\r\nCLIENT BOGUS\r\nCLIENT GETNAME x\r\nCLIENT KILL 1.2.3.4:5\r\nCLIENT KILL ID 0\r\nCLIENT KILL ID 999999 SKIPME no\r\nCLIENT KILL BOGUS x\r\nCLIENT KILL ID\r\nCLIENT\r\n",
+        "$-1\r\n+OK\r\n$6\r\nworker\r\n-ERR Client names cannot contain spaces, newlines or special characters.\r\n+OK\r\n$-1\r\n-ERR unknown subcommand 'BOGUS'. Try CLIENT HELP.\r\n-ERR wrong number of arguments for 'client|getname' command\r\n-ERR No such client\r\n-ERR client-id should be greater than 0\r\n:0\r\n-ERR syntax error\r\n-ERR No such client\r\n-ERR wrong number of arguments for 'client' command\r\n"
+    ),
+    ("function flush", "FUNCTION FLUSH\r\nFUNCTION FLUSH ASYNC\r\nFUNCTION FLUSH SYNC\r\n", "+OK\r\n+OK\r\n+OK\r\n"),
+    (
+        "reset", "SELECT 1\r\nSET a 1\r\nMULTI\r\nRESET\r\nGET a\r\nCLIENT SETNAME x\r\nRESET\r\nCLIENT GETNAME\r\n",
+        "+OK\r\n+OK\r\n+OK\r\n+RESET\r\n$-1\r\n+OK\r\n+RESET\r\n$-1\r\n"
+    ),
+    (
+        "resp3 nulls",
+        "GET nope\r\nMGET a nope\r\nSET a 1 NX\r\nSET a 1 NX\r\nSET a 2 NX GET\r\nGETEX nope\r\nGETDEL nope\r\nRANDOMKEY\r\nCLIENT GETNAME\r\nOBJECT ENCODING nope\r\n",
+        "_\r\n*2\r\n_\r\n_\r\n+OK\r\n_\r\n$1\r\n1\r\n_\r\n_\r\n$1\r\na\r\n_\r\n_\r\n"
+    ),
+    (
+        "resp3 replies",
+        "SET a 1\r\nGET a\r\nINCR a\r\nINCRBYFLOAT a 1.5\r\nPING\r\nECHO x\r\nMGET a\r\nDEL a\r\nTYPE a\r\nNOSUCH\r\nEXISTS a\r\nTTL a\r\n",
+        "+OK\r\n$1\r\n1\r\n:2\r\n$3\r\n3.5\r\n+PONG\r\n$1\r\nx\r\n*1\r\n$3\r\n3.5\r\n:1\r\n+none\r\n-ERR unknown command 'NOSUCH', with args beginning with: \r\n:0\r\n:-2\r\n"
+    ),
+    (
+        "resp3 config get", "CONFIG GET save\r\nCONFIG GET nosuchparameter\r\nCONFIG GET appendonly\r\n",
+        "%1\r\n$4\r\nsave\r\n$0\r\n\r\n%0\r\n%1\r\n$10\r\nappendonly\r\n$2\r\nno\r\n"
+    ),
+    (
+        "resp3 exec",
+        "SET a 1\r\nMULTI\r\nGET a\r\nGET nope\r\nEXEC\r\nWATCH a\r\nSET a 2\r\nMULTI\r\nPING\r\nEXEC\r\n",
+        "+OK\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n$1\r\n1\r\n_\r\n+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n_\r\n"
+    ),
+    (
+        "resp3 lcs idx", "MSET a ohmytext b mynewtext\r\nLCS a b IDX\r\nLCS a b IDX WITHMATCHLEN\r\n",
+        "+OK\r\n%2\r\n$7\r\nmatches\r\n*2\r\n*2\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n*2\r\n*2\r\n:2\r\n:3\r\n*2\r\n:0\r\n:1\r\n$3\r\nlen\r\n:6\r\n%2\r\n$7\r\nmatches\r\n*2\r\n*3\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n:4\r\n*3\r\n*2\r\n:2\r\n:3\r\n*2\r\n:0\r\n:1\r\n:2\r\n$3\r\nlen\r\n:6\r\n"
     ),
 ]

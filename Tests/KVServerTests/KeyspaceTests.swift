@@ -9,7 +9,7 @@ import Testing
     @Test func refreshingATTLAMillionWaysKeepsOneIndexEntry() {
         let keyspace = Keyspace()
         let key = Array("k".utf8)
-        let later = monotonicMilliseconds() + 100_000
+        let later = unixMilliseconds() + 100_000
         for i in 0..<100_000 {
             if i % 2 == 0 {
                 keyspace.set(key, [1], expiresAt: later + Int64(i))
@@ -29,7 +29,7 @@ import Testing
 
     @Test func theActiveCycleRemovesDueKeysAndKeepsTheRest() {
         let keyspace = Keyspace()
-        let now = monotonicMilliseconds()
+        let now = unixMilliseconds()
         for i in 0..<10_000 { keyspace.set(Array("due:\(i)".utf8), [1], expiresAt: now - 1) }
         for i in 0..<100 { keyspace.set(Array("later:\(i)".utf8), [1], expiresAt: now + 100_000) }
         for i in 0..<100 { keyspace.set(Array("never:\(i)".utf8), [1], expiresAt: nil) }

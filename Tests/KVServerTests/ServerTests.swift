@@ -14,6 +14,19 @@ import Testing
                 let client = try TestClient(port: server.port)
                 client.send("FLUSHALL\r\n")
                 #expect(client.read(count: 5) == bytes("+OK\r\n"))
+                if name.hasPrefix("resp3 ") {
+                    // Switch to RESP3; HELLO's reply holds the client id, so
+                    // it is read to its end and not compared.
+                    client.send("HELLO 3\r\n")
+                    let end = bytes("$7\r\nmodules\r\n*0\r\n")
+                    var hello: [UInt8] = []
+                    while !hello.ends(with: end) {
+                        let next = client.read(count: 1)
+                        guard !next.isEmpty else { break }
+                        hello += next
+                    }
+                    #expect(hello.starts(with: bytes("%7\r\n$6\r\nserver\r\n")), "\(name): HELLO 3 was not answered")
+                }
                 client.send(request)
                 client.finishSending()
                 let got = client.readAll()
@@ -173,4 +186,10 @@ func unorderedArray(_ reply: [UInt8]) -> [UInt8] {
     guard reply.first == UInt8(ascii: "*"), let headerEnd = reply.firstIndex(of: 10) else { return reply }
     let elements = splitReplies(Array(reply[(headerEnd + 1)...])).sorted { $0.lexicographicallyPrecedes($1) }
     return Array(reply[...headerEnd]) + elements.joined()
+}
+
+extension Array where Element: Equatable {
+    fileprivate func ends(with suffix: [Element]) -> Bool {
+        count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    }
 }

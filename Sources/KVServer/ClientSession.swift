@@ -1,0 +1,88 @@
+// ClientSession.swift: what the core knows of one connection. The commands
+// that change how a connection is served (HELLO, AUTH, SELECT, CLIENT
+// SETNAME, MULTI, WATCH) change its session; CLIENT LIST reads every
+// session. Sessions live on the core with the dispatcher (no lock): a
+// connection registers its session when it is accepted and removes it when
+// it closes, by posts to the core that the mailbox keeps in order with its
+// batches.
+
+/// A connection's facts, from the worker that accepted it.
+public struct ClientInfo: Sendable {
+    /// The connection's id, unique for the server's life (CLIENT ID).
+    public let id: Int
+    /// The peer's address, `ip:port`.
+    public let address: String
+    /// The local address it connected to, `ip:port`.
+    public let localAddress: String
+    /// The socket.
+    public let fd: Int32
+    /// Closes the connection, on its worker, once what is queued for it is
+    /// written (CLIENT KILL).
+    public let kill: @Sendable () -> Void
+
+    /// A connection's facts.
+    public init(
+        id: Int, address: String, localAddress: String, fd: Int32, kill: @escaping @Sendable () -> Void
+    ) {
+        self.id = id
+        self.address = address
+        self.localAddress = localAddress
+        self.fd = fd
+        self.kill = kill
+    }
+}
+
+/// One connection's state on the core.
+final class ClientSession {
+    /// A MULTI block being queued.
+    struct Transaction {
+        /// The queued requests, copied out of their batches.
+        var queued: [[[UInt8]]] = []
+        /// A queued request was refused (unknown command, wrong arity):
+        /// EXEC answers EXECABORT.
+        var refused = false
+    }
+
+    let info: ClientInfo
+    /// CLIENT SETNAME's name (empty: none).
+    var name: [UInt8] = []
+    /// CLIENT SETINFO's LIB-NAME and LIB-VER.
+    var libraryName: [UInt8] = []
+    var libraryVersion: [UInt8] = []
+    /// The selected database (SELECT).
+    var database = 0
+    /// HELLO 3 was sent.
+    var resp3 = false
+    /// AUTH succeeded, or no password is required.
+    var authenticated: Bool
+    /// Inside MULTI.
+    var transaction: Transaction?
+    /// WATCHed keys, with their database.
+    var watched: [(database: Int, key: [UInt8])] = []
+    let watchFlag = WatchFlag()
+    let connectedAt = monotonicMilliseconds()
+    var lastCommandAt = monotonicMilliseconds()
+    var lastCommand = "NULL"
+
+    init(info: ClientInfo, authenticated: Bool) {
+        self.info = info
+        self.authenticated = authenticated
+    }
+
+    var id: Int { info.id }
+
+    /// CLIENT LIST's line for this client (the fields kvd knows; Redis's
+    /// memory figures are left out rather than made up).
+    func listLine(now: Int64) -> String {
+        var flags = transaction == nil ? "" : "x"
+        if flags.isEmpty { flags = "N" }
+        let name = String(decoding: self.name, as: UTF8.self)
+        let library = String(decoding: libraryName, as: UTF8.self)
+        let version = String(decoding: libraryVersion, as: UTF8.self)
+        return "id=\(id) addr=\(info.address) laddr=\(info.localAddress) fd=\(info.fd) name=\(name)"
+            + " age=\((now - connectedAt) / 1000) idle=\((now - lastCommandAt) / 1000) flags=\(flags)"
+            + " db=\(database) sub=0 psub=0 ssub=0 multi=\(transaction.map { $0.queued.count } ?? -1)"
+            + " watch=\(watched.count) cmd=\(lastCommand) user=default redir=-1 resp=\(resp3 ? 3 : 2)"
+            + " lib-name=\(library) lib-ver=\(version)"
+    }
+}

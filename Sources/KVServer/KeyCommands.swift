@@ -1,0 +1,120 @@
+// KeyCommands.swift: Redis 7.0's generic key commands beyond the core ones:
+// RENAME, RENAMENX, UNLINK, TOUCH, TYPE, SCAN, RANDOMKEY, OBJECT and TIME.
+// (Those that cross databases, MOVE and COPY, are in SessionCommands.swift.)
+import Glibc
+
+let keyCommands: [Command] = [
+    Command("rename", arity: 3, keys: .all) { ks, r, out in rename(ks, r, onlyIfAbsent: false, &out) },
+    Command("renamenx", arity: 3, keys: .all) { ks, r, out in rename(ks, r, onlyIfAbsent: true, &out) },
+    // UNLINK frees in the background in Redis; here freeing is a release,
+    // so it is DEL. TOUCH counts what exists, as EXISTS does (nothing tracks
+    // access times to update).
+    Command("unlink", arity: -2, keys: .all, del),
+    Command("touch", arity: -2, keys: .all, exists),
+    Command("type", arity: 2, keys: .one) { ks, r, out in
+        if ks.lookup(r[1], now: unixMilliseconds()) == nil { out.simple("none") } else { out.simple("string") }
+    },
+    Command("scan", arity: -2, keys: .none, scan),
+    Command("randomkey", arity: 1, keys: .none) { ks, _, out in
+        if let key = ks.randomKey(now: unixMilliseconds()) { out.bulk(key) } else { out.null() }
+    },
+    Command("object", arity: -2, keys: .none, object),
+    Command("time", arity: 1, keys: .none) { _, _, out in
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        out.arrayHeader(2)
+        out.bulk(decimalBytes(now.tv_sec))
+        out.bulk(decimalBytes(now.tv_nsec / 1000))
+    },
+]
+
+/// RENAME and RENAMENX: the value and its expiry move to the new name.
+private func rename(_ ks: Keyspace, _ r: Request, onlyIfAbsent: Bool, _ out: inout ReplyWriter) {
+    let now = unixMilliseconds()
+    guard let entry = ks.lookup(r[1], now: now) else { return out.error("ERR no such key") }
+    if r[1] == r[2] { return onlyIfAbsent ? out.integer(0) : out.ok() }
+    if onlyIfAbsent && ks.lookup(r[2], now: now) != nil { return out.integer(0) }
+    ks.set(r[2], entry.value, expiresAt: entry.expiresAt)
+    ks.remove(r[1])
+    if onlyIfAbsent { out.integer(1) } else { out.ok() }
+}
+
+/// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]. The cursor is a
+/// position in the keyspace's slots (see Keyspace.scan); every value is a
+/// string, so TYPE string keeps all keys and any other type none.
+private func scan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
+    guard let cursor = UInt64(String(decoding: r[1], as: UTF8.self)), cursor <= UInt64(Int.max) else {
+        return out.error("ERR invalid cursor")
+    }
+    var pattern: [UInt8]?
+    var count = 10
+    var keepsStrings = true
+    var index = 2
+    while index < r.count {
+        guard index + 1 < r.count else { return out.error("ERR syntax error") }
+        let value = r[index + 1]
+        if equalsIgnoringCase(r[index], "count") {
+            guard let parsed = parseInteger(value) else { return out.error(notAnInteger) }
+            guard parsed >= 1 else { return out.error("ERR syntax error") }
+            count = parsed
+        } else if equalsIgnoringCase(r[index], "match") {
+            pattern = value == [UInt8(ascii: "*")] ? nil : value
+        } else if equalsIgnoringCase(r[index], "type") {
+            keepsStrings = equalsIgnoringCase(value, "string")
+        } else {
+            return out.error("ERR syntax error")
+        }
+        index += 2
+    }
+    let (next, keys) = ks.scan(cursor: Int(cursor), count: count, now: unixMilliseconds()) { key in
+        keepsStrings && (pattern.map { globMatch($0, key) } ?? true)
+    }
+    out.arrayHeader(2)
+    out.bulk(decimalBytes(next))
+    out.arrayHeader(keys.count)
+    for key in keys { out.bulk(key) }
+}
+
+/// OBJECT ENCODING | REFCOUNT | FREQ | IDLETIME | HELP.
+private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
+    let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
+    if sub == "help" {
+        let lines = [
+            "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>", "    Not tracked by kvd: it has no LFU eviction policy.",
+            "REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+            "HELP", "    Print this help.",
+        ]
+        out.arrayHeader(lines.count)
+        for line in lines { out.status(line) }
+        return
+    }
+    guard ["encoding", "refcount", "freq", "idletime"].contains(sub) else {
+        return out.error(
+            bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try OBJECT HELP.".utf8))
+    }
+    guard r.count == 3 else { return out.error("ERR wrong number of arguments for 'object|\(sub)' command") }
+    guard let entry = ks.lookup(r[2], now: unixMilliseconds()) else { return out.null() }
+    switch sub {
+    case "encoding":
+        // Redis's rule for a string: a 64-bit integer written canonically is
+        // "int", up to 44 bytes "embstr", longer "raw".
+        let value = entry.value
+        if value.count <= 20, parseInteger(value) != nil {
+            out.bulk("int")
+        } else {
+            out.bulk(value.count <= 44 ? "embstr" : "raw")
+        }
+    case "refcount":
+        out.integer(1)  // every value is owned by its key alone
+    case "freq":
+        out.error(
+            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+        )
+    default:
+        out.error("ERR OBJECT IDLETIME is not supported by kvd: it does not record when a key was last used")
+    }
+}

@@ -1,0 +1,365 @@
+// SessionCommands.swift: the commands that act on the connection's session
+// or on more than one database: HELLO, AUTH, CLIENT, SELECT, SWAPDB, MOVE,
+// COPY, FLUSHDB, FLUSHALL, RESET, QUIT and FUNCTION FLUSH. Wording and reply
+// shapes are Redis 7.0's.
+import Glibc
+
+let sessionCommands: [Command] = [
+    Command("hello", arity: -1, keys: .none, flags: .noAuth) { $0.hello($1, $2, &$3) },
+    Command("auth", arity: -2, keys: .none, flags: .noAuth) { $0.auth($1, $2, &$3) },
+    Command("client", arity: -2, keys: .none) { $0.client($1, $2, &$3) },
+    Command("select", arity: 2, keys: .none) { dispatcher, session, r, out in
+        guard let index = parseDatabaseIndex(r[1], invalid: notAnInteger, &out) else { return }
+        session.database = index
+        out.ok()
+    },
+    Command("swapdb", arity: 3, keys: .none) { dispatcher, _, r, out in
+        guard let a = parseDatabaseIndex(r[1], invalid: "ERR invalid first DB index", &out),
+            let b = parseDatabaseIndex(r[2], invalid: "ERR invalid second DB index", &out)
+        else { return }
+        if a != b { dispatcher.databases[a].swapContents(with: dispatcher.databases[b]) }
+        out.ok()
+    },
+    Command("move", arity: 3, keys: .one) { $0.move($1, $2, &$3) },
+    Command("copy", arity: -3, keys: .pairs) { $0.copy($1, $2, &$3) },
+    Command("flushdb", arity: -1, keys: .none) { dispatcher, session, r, out in
+        guard flushOptionsAreValid(r) else { return out.error("ERR syntax error") }
+        dispatcher.databases[session.database].removeAll()
+        out.ok()
+    },
+    Command("flushall", arity: -1, keys: .none) { dispatcher, _, r, out in
+        guard flushOptionsAreValid(r) else { return out.error("ERR syntax error") }
+        for db in dispatcher.databases { db.removeAll() }
+        out.ok()
+    },
+    Command("reset", arity: 1, keys: .none, flags: [.noAuth, .transactionControl]) { dispatcher, session, _, out in
+        session.transaction = nil
+        dispatcher.unwatchAll(session)
+        session.database = 0
+        session.name = []
+        session.resp3 = false
+        session.authenticated = dispatcher.password == nil
+        out.resp3 = false
+        out.simple("RESET")
+    },
+    Command("quit", arity: -1, keys: .none, flags: [.noAuth, .transactionControl]) { _, _, _, out in out.ok() },
+    Command("function", arity: -2, keys: .none) { _, _, r, out in
+        // kvd has no functions, so flushing them succeeds truthfully.
+        if equalsIgnoringCase(r[1], "flush") {
+            guard r.count == 2 || (r.count == 3 && flushOptionsAreValid(Request(rebasing: r[1...]))) else {
+                return out.error("ERR syntax error")
+            }
+            return out.ok()
+        }
+        out.error(
+            bytes: Array("ERR FUNCTION ".utf8) + r[1].prefix(128)
+                + Array(" is not supported: kvd has no functions (only FUNCTION FLUSH is)".utf8))
+    },
+]
+
+/// FLUSHDB/FLUSHALL take nothing, ASYNC or SYNC.
+private func flushOptionsAreValid(_ r: Request) -> Bool {
+    r.count == 1 || (r.count == 2 && (equalsIgnoringCase(r[1], "async") || equalsIgnoringCase(r[1], "sync")))
+}
+
+/// A database index: `invalid` when it is not a 32-bit integer, "DB index
+/// is out of range" when there is no such database.
+private func parseDatabaseIndex(_ bytes: [UInt8], invalid: String, _ out: inout ReplyWriter) -> Int? {
+    guard let index = parseInteger(bytes), index >= Int(Int32.min), index <= Int(Int32.max) else {
+        out.error(invalid)
+        return nil
+    }
+    guard index >= 0 && index < Dispatcher.databaseCount else {
+        out.error("ERR DB index is out of range")
+        return nil
+    }
+    return index
+}
+
+/// A client name or library field: printable ASCII, no spaces.
+private func isValidName(_ bytes: [UInt8]) -> Bool {
+    bytes.allSatisfy { $0 >= 33 && $0 <= 126 }
+}
+
+extension Dispatcher {
+    // MARK: - HELLO and AUTH
+
+    fileprivate func hello(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
+        var version = session.resp3 ? 3 : 2
+        if r.count >= 2 {
+            guard let asked = parseInteger(r[1]) else {
+                return out.error("ERR Protocol version is not an integer or out of range")
+            }
+            guard asked == 2 || asked == 3 else { return out.error("NOPROTO unsupported protocol version") }
+            version = asked
+        }
+        var credentials: (user: [UInt8], password: [UInt8])?
+        var name: [UInt8]?
+        var index = 2
+        while index < r.count {
+            let more = r.count - index - 1
+            if equalsIgnoringCase(r[index], "auth") && more >= 2 {
+                credentials = (r[index + 1], r[index + 2])
+                index += 3
+            } else if equalsIgnoringCase(r[index], "setname") && more >= 1 {
+                name = r[index + 1]
+                index += 2
+            } else {
+                return out.error(bytes: Array("ERR Syntax error in HELLO option '".utf8) + r[index] + [39])
+            }
+        }
+        if let credentials {
+            guard accepts(user: credentials.user, password: credentials.password) else {
+                return out.error("WRONGPASS invalid username-password pair or user is disabled.")
+            }
+            session.authenticated = true
+        }
+        guard session.authenticated else {
+            return out.error(
+                "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+            )
+        }
+        if let name {
+            guard isValidName(name) else {
+                return out.error("ERR Client names cannot contain spaces, newlines or special characters.")
+            }
+            session.name = name
+        }
+        session.resp3 = version == 3
+        out.resp3 = session.resp3
+        out.mapHeader(7)
+        out.bulk("server")
+        out.bulk("redis")
+        out.bulk("version")
+        out.bulk("7.0.15")
+        out.bulk("proto")
+        out.integer(version)
+        out.bulk("id")
+        out.integer(session.id)
+        out.bulk("mode")
+        out.bulk("standalone")
+        out.bulk("role")
+        out.bulk("master")
+        out.bulk("modules")
+        out.arrayHeader(0)
+    }
+
+    /// The only user is `default`; without `--requirepass` it takes any
+    /// password (Redis's `nopass`).
+    private func accepts(user: [UInt8], password given: [UInt8]) -> Bool {
+        guard user == Array("default".utf8) else { return false }
+        guard let password else { return true }
+        return given == password
+    }
+
+    fileprivate func auth(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
+        guard r.count <= 3 else { return out.error("ERR syntax error") }
+        if r.count == 2 && password == nil {
+            return out.error(
+                "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+            )
+        }
+        let user = r.count == 3 ? r[1] : Array("default".utf8)
+        guard accepts(user: user, password: r[r.count - 1]) else {
+            return out.error("WRONGPASS invalid username-password pair or user is disabled.")
+        }
+        session.authenticated = true
+        out.ok()
+    }
+
+    // MARK: - CLIENT
+
+    fileprivate func client(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
+        let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
+        func arity(_ exact: Int) -> Bool {
+            guard r.count == exact else {
+                out.error("ERR wrong number of arguments for 'client|\(sub)' command")
+                return false
+            }
+            return true
+        }
+        let now = monotonicMilliseconds()
+        switch sub {
+        case "id":
+            guard arity(2) else { return }
+            out.integer(session.id)
+        case "getname":
+            guard arity(2) else { return }
+            if session.name.isEmpty { out.null() } else { out.bulk(session.name) }
+        case "setname":
+            guard arity(3) else { return }
+            guard isValidName(r[2]) else {
+                return out.error("ERR Client names cannot contain spaces, newlines or special characters.")
+            }
+            session.name = r[2]
+            out.ok()
+        case "setinfo":
+            guard arity(4) else { return }
+            let field = String(decoding: lowercased(r[2]), as: UTF8.self)
+            guard field == "lib-name" || field == "lib-ver" else {
+                return out.error(bytes: Array("ERR Unrecognized option '".utf8) + r[2] + [39])
+            }
+            guard isValidName(r[3]) else {
+                return out.error("ERR \(field) cannot contain spaces, newlines or special characters.")
+            }
+            if field == "lib-name" { session.libraryName = r[3] } else { session.libraryVersion = r[3] }
+            out.ok()
+        case "info":
+            guard arity(2) else { return }
+            out.verbatim(session.listLine(now: now) + "\n")
+        case "list":
+            guard let chosen = listedSessions(r, &out) else { return }
+            out.verbatim(chosen.map { $0.listLine(now: now) + "\n" }.joined())
+        case "kill":
+            kill(session, r, &out)
+        default:
+            out.error(
+                bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try CLIENT HELP.".utf8))
+        }
+    }
+
+    /// CLIENT LIST's filters: `TYPE normal|master|replica|pubsub` and `ID id…`.
+    private func listedSessions(_ r: Request, _ out: inout ReplyWriter) -> [ClientSession]? {
+        var chosen = sessions.values.sorted { $0.id < $1.id }
+        guard r.count > 2 else { return chosen }
+        if equalsIgnoringCase(r[2], "type") && r.count == 4 {
+            let type = String(decoding: lowercased(r[3]), as: UTF8.self)
+            guard ["normal", "master", "replica", "slave", "pubsub"].contains(type) else {
+                out.error(bytes: Array("ERR Unknown client type '".utf8) + r[3] + [39])
+                return nil
+            }
+            return type == "normal" ? chosen : []
+        }
+        if equalsIgnoringCase(r[2], "id") && r.count >= 4 {
+            var ids: Set<Int> = []
+            for argument in r.dropFirst(3) {
+                guard let id = parseInteger(argument), id > 0 else {
+                    out.error("ERR Invalid client ID")
+                    return nil
+                }
+                ids.insert(id)
+            }
+            chosen = chosen.filter { ids.contains($0.id) }
+            return chosen
+        }
+        out.error("ERR syntax error")
+        return nil
+    }
+
+    /// CLIENT KILL addr:port (the old form, +OK), or CLIENT KILL with
+    /// filters (ID, ADDR, LADDR, USER, TYPE, SKIPME): the number killed.
+    private func kill(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
+        if r.count == 3 {
+            guard let victim = sessions.values.first(where: { Array($0.info.address.utf8) == r[2] }) else {
+                return out.error("ERR No such client")
+            }
+            victim.info.kill()
+            return out.ok()
+        }
+        guard r.count >= 4, r.count % 2 == 0 else { return out.error("ERR syntax error") }
+        var id: Int?
+        var address: [UInt8]?
+        var localAddress: [UInt8]?
+        var user: [UInt8]?
+        var normalOnly: Bool?
+        var skipMe = true
+        var index = 2
+        while index < r.count {
+            let (option, value) = (r[index], r[index + 1])
+            if equalsIgnoringCase(option, "id") {
+                guard let parsed = parseInteger(value), parsed > 0 else {
+                    return out.error("ERR client-id should be greater than 0")
+                }
+                id = parsed
+            } else if equalsIgnoringCase(option, "addr") {
+                address = value
+            } else if equalsIgnoringCase(option, "laddr") {
+                localAddress = value
+            } else if equalsIgnoringCase(option, "user") {
+                guard value == Array("default".utf8) else {
+                    return out.error(bytes: Array("ERR No such user '".utf8) + value + [39])
+                }
+                user = value
+            } else if equalsIgnoringCase(option, "type") {
+                let type = String(decoding: lowercased(value), as: UTF8.self)
+                guard ["normal", "master", "replica", "slave", "pubsub"].contains(type) else {
+                    return out.error(bytes: Array("ERR Unknown client type '".utf8) + value + [39])
+                }
+                normalOnly = type == "normal"
+            } else if equalsIgnoringCase(option, "skipme") {
+                if equalsIgnoringCase(value, "yes") {
+                    skipMe = true
+                } else if equalsIgnoringCase(value, "no") {
+                    skipMe = false
+                } else {
+                    return out.error("ERR syntax error")
+                }
+            } else {
+                return out.error("ERR syntax error")
+            }
+            index += 2
+        }
+        _ = user  // every client is `default`'s
+        var killed = 0
+        for candidate in sessions.values {
+            if let id, candidate.id != id { continue }
+            if let address, Array(candidate.info.address.utf8) != address { continue }
+            if let localAddress, Array(candidate.info.localAddress.utf8) != localAddress { continue }
+            if normalOnly == false { continue }
+            if skipMe && candidate === session { continue }
+            candidate.info.kill()
+            killed += 1
+        }
+        out.integer(killed)
+    }
+
+    // MARK: - Across databases
+
+    fileprivate func move(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
+        guard let target = parseInteger(r[2]), target >= Int(Int32.min), target <= Int(Int32.max) else {
+            return out.error(notAnInteger)
+        }
+        guard target >= 0 && target < Dispatcher.databaseCount else {
+            return out.error("ERR DB index is out of range")
+        }
+        guard target != session.database else { return out.error("ERR source and destination objects are the same") }
+        let now = unixMilliseconds()
+        let source = databases[session.database]
+        guard let entry = source.lookup(r[1], now: now) else { return out.integer(0) }
+        let destination = databases[target]
+        guard destination.lookup(r[1], now: now) == nil else { return out.integer(0) }
+        destination.set(r[1], entry.value, expiresAt: entry.expiresAt)
+        source.remove(r[1])
+        out.integer(1)
+    }
+
+    fileprivate func copy(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
+        var target = session.database
+        var replace = false
+        var index = 3
+        while index < r.count {
+            if equalsIgnoringCase(r[index], "replace") {
+                replace = true
+            } else if equalsIgnoringCase(r[index], "db") && index + 1 < r.count {
+                guard let chosen = parseInteger(r[index + 1]) else { return out.error(notAnInteger) }
+                guard chosen >= 0 && chosen < Dispatcher.databaseCount else {
+                    return out.error("ERR DB index is out of range")
+                }
+                target = chosen
+                index += 1
+            } else {
+                return out.error("ERR syntax error")
+            }
+            index += 1
+        }
+        if target == session.database && r[1] == r[2] {
+            return out.error("ERR source and destination objects are the same")
+        }
+        let now = unixMilliseconds()
+        guard let entry = databases[session.database].lookup(r[1], now: now) else { return out.integer(0) }
+        let destination = databases[target]
+        if destination.lookup(r[2], now: now) != nil && !replace { return out.integer(0) }
+        destination.set(r[2], entry.value, expiresAt: entry.expiresAt)
+        out.integer(1)
+    }
+}

@@ -1,0 +1,99 @@
+// CommandRobustnessTests.swift: every command, fed arguments chosen to hit
+// edge cases (extreme integers, empty strings, options in the wrong place,
+// huge offsets), answers each request with exactly one well-formed reply and
+// never traps. A trap here (an overflow, an index out of range) would kill
+// the test process, so a regression cannot pass silently.
+import Testing
+
+@testable import KVServer
+
+@Suite struct CommandRobustnessTests {
+    /// Values that sit on the edges of Redis's argument rules.
+    static let vocabulary = [
+        "0", "1", "-1", "2", "7", "16", "100", "9223372036854775807", "-9223372036854775808",
+        "9223372036854775808", "99999999999999999999", "4294967296", "536870911", "1.5", "-0.0", "inf", "nan",
+        "1e400", "", "abc", " 1", "k", "k2", "*", "EX", "PX", "EXAT", "PXAT", "NX", "XX", "GT", "LT", "KEEPTTL",
+        "GET", "PERSIST", "IDX", "LEN", "WITHMATCHLEN", "MINMATCHLEN", "BIT", "BYTE", "DB", "REPLACE", "MATCH",
+        "COUNT", "TYPE", "ID", "ADDR", "SKIPME", "yes", "AUTH", "SETNAME", "default", "FLUSH", "ASYNC",
+        "SETINFO", "LIB-NAME", "KILL", "LIST", "ENCODING", "FREQ",
+    ].map { Array($0.utf8) }
+
+    @Test func everyCommandAnswersEveryRequestOnceWithoutTrapping() {
+        let dispatcher = Dispatcher()
+        var random = SystemRandomNumberGenerator()
+        // Commands whose effect would end the session's usefulness are kept:
+        // QUIT only answers +OK here, RESET and FLUSHALL are fine to repeat.
+        let names = Dispatcher.table.keys.filter { $0.first.map { $0 >= 97 } ?? false }.sorted {
+            $0.lexicographicallyPrecedes($1)
+        }
+        var requests = 0
+        for name in names {
+            for _ in 0..<300 {
+                var batch = RequestBatch()
+                // Seed a string the command can work on, then the command.
+                batch.arguments += [Array("set".utf8), Array("k".utf8), Array("12".utf8)]
+                batch.endRequest()
+                batch.arguments.append(name)
+                for _ in 0..<Int.random(in: 0...6, using: &random) {
+                    batch.arguments.append(Self.vocabulary.randomElement(using: &random)!)
+                }
+                batch.endRequest()
+                let (replies, rest) = dispatcher.execute(batch, client: 1)
+                #expect(rest == nil)
+                let bytes = replies.chunks.flatMap { $0 }
+                let count = countReplies(bytes)
+                #expect(
+                    count == 2,
+                    "\(String(decoding: name, as: UTF8.self)): \(count) replies in \(String(decoding: bytes, as: UTF8.self).debugDescription)"
+                )
+                requests += 2
+            }
+            // Leave MULTI and WATCH between commands, as a client would.
+            var reset = RequestBatch()
+            reset.arguments.append(Array("reset".utf8))
+            reset.endRequest()
+            _ = dispatcher.execute(reset, client: 1)
+        }
+        #expect(requests == names.count * 600)
+    }
+
+    /// The number of complete RESP2/RESP3 replies in `bytes`; -1 when they
+    /// do not parse exactly.
+    private func countReplies(_ bytes: [UInt8]) -> Int {
+        var index = 0
+        var count = 0
+        func line() -> [UInt8]? {
+            guard let end = bytes[index...].firstIndex(of: 13), end + 1 < bytes.count, bytes[end + 1] == 10 else {
+                return nil
+            }
+            defer { index = end + 2 }
+            return Array(bytes[index..<end])
+        }
+        func reply() -> Bool {
+            guard index < bytes.count, let header = line(), let type = header.first else { return false }
+            let number = Int(String(decoding: header.dropFirst(), as: UTF8.self))
+            switch type {
+            case UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "_"), UInt8(ascii: ","),
+                UInt8(ascii: "#"):
+                return true
+            case UInt8(ascii: "$"), UInt8(ascii: "="):
+                guard let length = number else { return false }
+                if length < 0 { return true }
+                guard index + length + 2 <= bytes.count else { return false }
+                index += length + 2
+                return bytes[index - 2] == 13 && bytes[index - 1] == 10
+            case UInt8(ascii: "*"), UInt8(ascii: "~"), UInt8(ascii: "%"):
+                guard let elements = number else { return false }
+                for _ in 0..<max(elements, 0) * (type == UInt8(ascii: "%") ? 2 : 1) where !reply() { return false }
+                return true
+            default:
+                return false
+            }
+        }
+        while index < bytes.count {
+            guard reply() else { return -1 }
+            count += 1
+        }
+        return count
+    }
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Redis 7.0.15's own test suite against kvd and against a real redis-server,
+# in the same run, with the stock harness in its external-server mode. The
+# harness and the four test files are vendored in compat/redis-7.0.15 (BSD-3-
+# Clause, its COPYING beside them); nothing is fetched at run time.
+#
+# The flags are the issue's: --singledb --ignore-encoding --ignore-digest and
+# the tags below. One is added for both servers: --durable, so that a test
+# that throws (kvd answers "unknown command" to a list or set command) counts
+# as one failed test instead of aborting the rest of its file.
+#
+# Prints one line per server with its pass count, and the ratio; fails when
+# kvd passes fewer than 90% of what redis-server passes, or when either run
+# crashed or hung (every step is bounded).
+# Usage: tools/compat.sh [path/to/kvd]   (COMPAT_OUT=file for the table)
+set -euo pipefail
+KVD=${1:-.build/release/kvd}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d)
+KVD_PID=""
+REDIS_PID=""
+cleanup() {
+    [ -n "$KVD_PID" ] && kill -9 "$KVD_PID" 2>/dev/null || true
+    [ -n "$REDIS_PID" ] && kill -9 "$REDIS_PID" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire)
+TAGS="-needs:debug -needs:repl -needs:save -needs:config-maxmemory -needs:reset -needs:pfdebug -slow"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_ping() {
+    for _ in $(seq 100); do
+        [ "$(timeout 2 redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return 0
+        sleep 0.1
+    done
+    echo "compat: the $2 on port $1 did not answer PING"
+    return 1
+}
+
+# Runs the suite against 127.0.0.1:$1 in a fresh copy of the harness (it
+# writes under tests/tmp); prints the number of tests passed.
+run_suite() {
+    local port=$1 name=$2 copy="$WORK/$2"
+    cp -r "$ROOT/compat/redis-7.0.15" "$copy"
+    local args=(--host 127.0.0.1 --port "$port" --singledb --ignore-encoding --ignore-digest --durable --tags "$TAGS")
+    for unit in "${UNITS[@]}"; do args+=(--single "$unit"); done
+    local status=0
+    (cd "$copy" && timeout -k 10 900 ./runtest "${args[@]}") >"$WORK/$name.log" 2>&1 || status=$?
+    sed 's/\x1b\[[0-9;]*m//g' "$WORK/$name.log" >"$WORK/$name.txt"
+    if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+        echo "compat: the suite hung against $name (see below)" >&2
+        tail -20 "$WORK/$name.txt" >&2
+        return 1
+    fi
+    if ! grep -q "The End" "$WORK/$name.txt"; then
+        echo "compat: the suite did not finish against $name:" >&2
+        tail -20 "$WORK/$name.txt" >&2
+        return 1
+    fi
+    grep -c '^\[ok\]:' "$WORK/$name.txt" || true
+}
+
+REDIS_PORT=$(free_port)
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no >"$WORK/redis-server.log" 2>&1 &
+REDIS_PID=$!
+KVD_PORT=$(free_port)
+"$KVD" --port "$KVD_PORT" >"$WORK/kvd.log" 2>&1 &
+KVD_PID=$!
+wait_ping "$REDIS_PORT" redis-server
+wait_ping "$KVD_PORT" kvd
+
+REDIS_OK=$(run_suite "$REDIS_PORT" redis-server)
+KVD_OK=$(run_suite "$KVD_PORT" kvd)
+kill -0 "$KVD_PID" 2>/dev/null || { echo "compat: kvd exited during the suite:"; cat "$WORK/kvd.log"; exit 1; }
+
+REDIS_VERSION=$(redis-server --version | sed -n 's/.*v=\([0-9.]*\).*/\1/p')
+TABLE=$(
+    printf '| server | tests passed | of redis-server |\n|---|---|---|\n'
+    printf '| redis-server %s | %s | 100%% |\n' "$REDIS_VERSION" "$REDIS_OK"
+    printf '| kvd | %s | %s%% |\n' "$KVD_OK" "$(python3 -c "print(round(100*$KVD_OK/max($REDIS_OK,1),1))")"
+)
+echo "$TABLE"
+echo
+echo "kvd's failures:"
+grep '^\[err\]:\|^\[exception\]:' "$WORK/kvd.txt" | sed 's/ in tests\/.*//' | sort -u || true
+if [ -n "${COMPAT_OUT:-}" ]; then
+    {
+        echo "$TABLE"
+        echo
+        echo "kvd's failures:"
+        echo
+        grep '^\[err\]:' "$WORK/kvd.txt" | sed 's/ in tests\/.*//; s/^/- /' | sort -u || true
+    } >"$COMPAT_OUT"
+fi
+python3 -c "import sys; sys.exit(0 if $KVD_OK * 10 >= $REDIS_OK * 9 and $REDIS_OK > 0 else 1)" \
+    || { echo "compat: kvd passed $KVD_OK, under 90% of redis-server's $REDIS_OK"; exit 1; }

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""redis-py (the current release, 8.x) against kvd with its default settings.
+
+Each scenario is what a redis-py user does first; each asserts the exact
+results, so a wrong reply fails it. redis-py 8 opens every connection with
+HELLO 3 (RESP3), so everything here runs over RESP3 unless a scenario asks for
+protocol=2. Usage: redis-py-check.py PORT
+"""
+import sys
+import time
+import warnings
+
+import redis
+
+warnings.simplefilter("ignore", DeprecationWarning)  # setex is deprecated, and still used
+
+PORT = int(sys.argv[1])
+failures = 0
+
+
+def scenario(function):
+    global failures
+    try:
+        function()
+        print(f"ok   {function.__name__}")
+    except Exception as error:  # a failed assertion or a client error
+        failures += 1
+        print(f"FAIL {function.__name__}: {error!r}")
+    return function
+
+
+def client(**options):
+    return redis.Redis(port=PORT, socket_timeout=10, **options)
+
+
+@scenario
+def defaults_speak_resp3():
+    r = client()
+    assert r.ping() is True
+    assert r.connection_pool.get_connection().protocol in (3, "3")
+    hello = r.execute_command("HELLO")
+    assert hello[b"proto"] == 3 and hello[b"server"] == b"redis", hello
+
+
+@scenario
+def strings_and_counters():
+    r = client()
+    r.flushdb()
+    assert r.set("greeting", "hello") is True
+    assert r.get("greeting") == b"hello"
+    assert r.get("missing") is None
+    assert r.incr("visits") == 1 and r.incrby("visits", 9) == 10
+    assert r.incrbyfloat("price", 10.5) == 10.5
+    assert r.mget("greeting", "missing") == [b"hello", None]
+    assert r.getdel("greeting") == b"hello" and r.exists("greeting") == 0
+
+
+@scenario
+def setnx_setex_and_type():
+    r = client()
+    r.flushdb()
+    assert r.setnx("k", "1") is True and r.setnx("k", "2") is False
+    assert r.get("k") == b"1"
+    assert r.setex("session", 100, "data") is True
+    assert 99 <= r.ttl("session") <= 100
+    assert r.type("k") == b"string" and r.type("nothing") == b"none"
+
+
+@scenario
+def pipeline_is_a_transaction_by_default():
+    r = client()
+    r.flushdb()
+    with r.pipeline() as pipe:  # transaction=True: MULTI ... EXEC
+        pipe.set("a", 1).incr("a").get("a")
+        assert pipe.execute() == [True, 2, b"2"]
+    with r.pipeline(transaction=False) as pipe:
+        pipe.incr("a").incr("a")
+        assert pipe.execute() == [3, 4]
+
+
+@scenario
+def watch_aborts_on_a_concurrent_change():
+    r = client()
+    other = client()
+    r.flushdb()
+    r.set("balance", 10)
+    with r.pipeline() as pipe:
+        pipe.watch("balance")
+        other.set("balance", 99)  # another client changes it
+        pipe.multi()
+        pipe.set("balance", 0)
+        try:
+            pipe.execute()
+            raise AssertionError("EXEC ran although a watched key changed")
+        except redis.WatchError:
+            pass
+    assert r.get("balance") == b"99"
+
+    def spend(pipe):
+        value = int(pipe.get("balance"))
+        pipe.multi()
+        pipe.set("balance", value - 9)
+
+    assert r.transaction(spend, "balance") == [True]
+    assert r.get("balance") == b"90"
+
+
+@scenario
+def transaction_errors_are_reported():
+    r = client()
+    with r.pipeline() as pipe:
+        pipe.set("x", "text").incr("x")
+        try:
+            pipe.execute()
+            raise AssertionError("INCR of a non-number succeeded")
+        except redis.ResponseError as error:
+            assert "not an integer" in str(error), error
+
+
+@scenario
+def client_names():
+    r = client()
+    assert r.client_setname("worker-1") is True
+    assert r.client_getname() == "worker-1"  # redis-py decodes names
+    named = client(client_name="reporter")
+    assert named.client_getname() == "reporter"
+    listed = [c["name"] for c in r.client_list()]
+    assert "reporter" in listed and "worker-1" in listed, listed
+    assert isinstance(r.client_id(), int)
+    info = r.client_info()
+    assert info["name"] == "worker-1" and info["db"] == 0, info
+    assert r.client_kill_filter(_id=named.client_id()) == 1
+    assert named.ping() is True  # redis-py reconnects after the kill
+
+
+@scenario
+def databases_with_db_and_select():
+    zero = client()
+    one = client(db=1)
+    zero.flushall()
+    one.set("where", "one")
+    zero.set("where", "zero")
+    assert one.get("where") == b"one" and zero.get("where") == b"zero"
+    assert zero.dbsize() == 1 and one.dbsize() == 1
+    assert one.swapdb(0, 1) is True
+    assert zero.get("where") == b"one"
+    assert one.move("where", 0) is False  # db 0 has the key already
+    one.flushdb()
+    assert one.dbsize() == 0 and zero.dbsize() == 1
+
+
+@scenario
+def scan_iter_sees_every_key_once():
+    r = client()
+    r.flushdb()
+    r.mset({f"user:{i}": i for i in range(500)})
+    r.mset({f"other:{i}": i for i in range(100)})
+    found = list(r.scan_iter(match="user:*", count=50))
+    assert len(found) == 500 and len(set(found)) == 500, len(found)
+    assert sorted(r.scan_iter(_type="string")) == sorted(r.keys("*"))
+
+
+@scenario
+def flushdb_and_time():
+    r = client()
+    r.set("k", "v")
+    assert r.flushdb() is True and r.dbsize() == 0
+    seconds, micros = r.time()
+    assert abs(seconds - time.time()) < 5 and 0 <= micros < 1_000_000
+
+
+@scenario
+def info_and_config_over_resp3():
+    r = client()
+    info = r.info()
+    assert info["redis_version"] == "7.0.15" and "connected_clients" in info
+    assert r.config_get("databases") == {"databases": "16"}
+
+
+@scenario
+def resp2_when_asked():
+    r = client(protocol=2)
+    assert r.ping() is True
+    r.set("k", "v")
+    assert r.get("k") == b"v" and r.get("missing") is None
+    with r.pipeline() as pipe:
+        assert pipe.incr("n").incr("n").execute() == [1, 2]
+
+
+@scenario
+def decoded_responses():
+    r = client(decode_responses=True)
+    r.set("name", "kvd")
+    assert r.get("name") == "kvd"
+    assert r.execute_command("HELLO")["proto"] == 3
+
+
+print(f"redis-py {redis.__version__}: {failures} scenario(s) failed" if failures else f"redis-py {redis.__version__}: all scenarios passed")
+sys.exit(1 if failures else 0)
