@@ -2,13 +2,13 @@
 # Both install what the package needs from Debian/Ubuntu when it is missing.
 
 SWIFT ?= swift
-APT_PACKAGES := libevent-dev pkg-config redis-tools valgrind
+APT_PACKAGES := libevent-dev pkg-config redis-tools redis-server tcl nutcracker valgrind
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Every step of `make test` is bounded: a hang becomes a failure naming the
 # step (timeout exits 124; KILL follows TERM after 10 s).
 BOUND = timeout -k 10
 
-.PHONY: deps run demo test test-fast lint docs hostile test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long liveness-proof bench bench-kvd
+.PHONY: deps run demo test test-fast lint docs hostile test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long liveness-proof bench bench-kvd compat scale-out py-deps
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -53,9 +53,33 @@ lint:
 	@stray=$$(grep -rl "import Invocations" Sources/MainLoop | grep -v "^Sources/MainLoop/PerformSelector/" || true); \
 	if [ -n "$$stray" ]; then echo "lint: import Invocations outside Sources/MainLoop/PerformSelector/: $$stray"; exit 1; fi
 
-test-kvd:
+# kvd with software nobody here wrote: redis-cli and redis-benchmark (the
+# smoke), redis-py 8 with its defaults (RESP3), Redis 7.0.15's own suite
+# against kvd and redis-server (make compat, on the debug build), and
+# nutcracker sharding over three kvd processes.
+test-kvd: py-deps
 	$(BOUND) 600 $(SWIFT) build --product kvd
 	$(BOUND) 300 bash tools/kvd-smoke.sh .build/debug/kvd
+	$(BOUND) 300 bash tools/redis-py-check.sh .build/debug/kvd
+	$(BOUND) 900 bash tools/compat.sh .build/debug/kvd
+	$(BOUND) 300 python3 tools/scale-out.py check .build/debug/kvd
+
+# redis-py from PyPI, in a virtual environment of the build (not the system's).
+VENV := .build/venv
+py-deps:
+	@[ -x $(VENV)/bin/python ] && $(VENV)/bin/python -c "import redis" 2>/dev/null || { \
+		$(BOUND) 300 python3 -m venv $(VENV) && $(BOUND) 300 $(VENV)/bin/pip install -q "redis>=8,<9"; }
+
+## Redis 7.0.15's own test suite (vendored in compat/) against kvd and a real
+## redis-server in the same run: both pass counts, and kvd's failures.
+compat: deps
+	$(BOUND) 900 $(SWIFT) build -c release --product kvd
+	COMPAT_OUT=bench/compat-latest.md $(BOUND) 900 bash tools/compat.sh .build/release/kvd
+
+## One kvd per core behind nutcracker, against one kvd, with redis-benchmark.
+scale-out: deps
+	$(BOUND) 900 $(SWIFT) build -c release --product kvd
+	SCALE_OUT_OUT=bench/scale-out-latest.md $(BOUND) 900 python3 tools/scale-out.py bench .build/release/kvd
 
 # Only definite leaks fail: "possibly lost" blocks are the Swift runtime's
 # metadata caches, which hold interior pointers on purpose.

@@ -64,11 +64,51 @@ run_suite() {
 REDIS_PORT=$(free_port)
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no >"$WORK/redis-server.log" 2>&1 &
 REDIS_PID=$!
+disown "$REDIS_PID"
 KVD_PORT=$(free_port)
 "$KVD" --port "$KVD_PORT" >"$WORK/kvd.log" 2>&1 &
 KVD_PID=$!
+disown "$KVD_PID"
 wait_ping "$REDIS_PORT" redis-server
 wait_ping "$KVD_PORT" kvd
+
+# redis-cli in RESP3 mode must render kvd's replies exactly as Redis's:
+# nulls, maps, sets, verbatim strings, aborted transactions, errors.
+RESP3_SCRIPT='FLUSHALL
+SET a 1
+GET a
+GET nope
+MGET a nope
+SET a 2 NX
+CONFIG GET save
+INCRBYFLOAT f 1.5
+MSET x ohmytext y mynewtext
+LCS x y IDX WITHMATCHLEN
+CLIENT GETNAME
+TYPE a
+MULTI
+INCR a
+GET nope
+EXEC
+WATCH a
+SET a 5
+MULTI
+PING
+EXEC
+NOSUCH command
+EXPIRETIME a
+FLUSHALL
+RANDOMKEY
+SET only 1
+RANDOMKEY
+FLUSHALL'
+render() { printf '%s\n' "$RESP3_SCRIPT" | timeout 20 redis-cli -3 --no-raw -p "$1" 2>&1; }
+if ! diff <(render "$REDIS_PORT") <(render "$KVD_PORT") >"$WORK/resp3.diff"; then
+    echo "compat: redis-cli -3 renders kvd's replies differently from redis-server's (< redis-server, > kvd):"
+    cat "$WORK/resp3.diff"
+    exit 1
+fi
+echo "redis-cli -3: $(printf '%s\n' "$RESP3_SCRIPT" | wc -l) commands rendered the same for kvd as for redis-server"
 
 REDIS_OK=$(run_suite "$REDIS_PORT" redis-server)
 KVD_OK=$(run_suite "$KVD_PORT" kvd)
