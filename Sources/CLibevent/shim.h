@@ -132,6 +132,12 @@ static inline uint64_t mainloop_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Sleeps `ns` nanoseconds on CLOCK_MONOTONIC (a watchdog's period). */
+static inline void mainloop_sleep_ns(uint64_t ns) {
+    struct timespec duration = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, 0, &duration, &duration) == EINTR) {}
+}
+
 /// libdispatch's hooks for a run loop that drains the main queue (what
 /// CoreFoundation uses): an eventfd that becomes readable when main-queue
 /// work is pending, and the call that runs it. Exported by libdispatch.so;

@@ -46,43 +46,62 @@ public struct LoopBound<Value>: Sendable {
         self.unownedStorage = Unmanaged.passUnretained(storage)
     }
 
-    /// Runs `body` on the loop with the value; returns at once (see ``EventLoop/post(_:)``).
+    /// Runs `body` on the loop with the value; returns at once (see ``EventLoop/post(file:line:_:)-4tw2j``).
     /// - Throws: ``EventLoopError/shutDown`` once the loop is stopped (the body never runs).
     ///
     /// Inlinable, so that the caller's module specialises it for `Value`:
     /// the generic entry point, called across modules, measured at a third
     /// of a plain post's throughput.
     @inlinable
-    public func post(_ body: @escaping @Sendable (inout Value) -> Void) throws {
+    public func post(
+        file: StaticString = #fileID, line: UInt = #line, _ body: @escaping @Sendable (inout Value) -> Void
+    ) throws {
         let job = unownedStorage._withUnsafeGuaranteedRef { $0.job(body) }
-        try loop.enqueue(job, policy: .wait(until: nil))
+        try loop.enqueue(job, site: PostSite(file: file, line: line), policy: .wait(until: nil))
     }
 
-    /// As ``post(_:)``, waiting at most `timeout` for room in a full bounded
-    /// mailbox (see ``EventLoop/post(timeout:_:)``).
-    public func post(timeout: Duration, _ body: @escaping @Sendable (inout Value) -> Void) throws {
-        try loop.enqueue(storage.job(body), policy: .wait(until: monotonicDeadline(after: timeout)))
+    /// As ``post(file:line:_:)``, in the loop's urgent lane (see
+    /// ``EventLoop/postUrgent(file:line:_:)``): before every non-urgent job
+    /// still pending, admitted when a bounded mailbox is full.
+    public func postUrgent(
+        file: StaticString = #fileID, line: UInt = #line, _ body: @escaping @Sendable (inout Value) -> Void
+    ) throws {
+        try loop.enqueueUrgent(storage.job(body), site: PostSite(file: file, line: line))
     }
 
-    /// As ``post(_:)``, never waiting: a full bounded mailbox throws
-    /// ``EventLoopError/full`` (see ``EventLoop/tryPost(_:)``).
-    public func tryPost(_ body: @escaping @Sendable (inout Value) -> Void) throws {
-        try loop.enqueue(storage.job(body), policy: .refuse)
+    /// As ``post(file:line:_:)``, waiting at most `timeout` for room in a full bounded
+    /// mailbox (see ``EventLoop/post(timeout:file:line:_:)``).
+    public func post(
+        timeout: Duration, file: StaticString = #fileID, line: UInt = #line,
+        _ body: @escaping @Sendable (inout Value) -> Void
+    ) throws {
+        try loop.enqueue(
+            storage.job(body), site: PostSite(file: file, line: line),
+            policy: .wait(until: monotonicDeadline(after: timeout)))
+    }
+
+    /// As ``post(file:line:_:)``, never waiting: a full bounded mailbox throws
+    /// ``EventLoopError/full`` (see ``EventLoop/tryPost(file:line:_:)``).
+    public func tryPost(
+        file: StaticString = #fileID, line: UInt = #line, _ body: @escaping @Sendable (inout Value) -> Void
+    ) throws {
+        try loop.enqueue(storage.job(body), site: PostSite(file: file, line: line), policy: .refuse)
     }
 
     /// Runs `body` on the loop with the value, blocking until it has run, and
-    /// returns its result (see ``EventLoop/postAndWait(timeout:_:)``: inline
+    /// returns its result (see ``EventLoop/postAndWait(timeout:file:line:_:)``: inline
     /// on the loop's own thread, `timeout` bounds the wait for the start,
     /// cycles of waiting loops throw ``EventLoopError/deadlock``).
     public func postAndWait<T: Sendable>(
-        timeout: Duration? = nil, _ body: @Sendable (inout Value) throws -> T
+        timeout: Duration? = nil, file: StaticString = #fileID, line: UInt = #line,
+        _ body: @Sendable (inout Value) throws -> T
     ) throws -> T {
         let storage = self.storage
-        return try loop.postAndWait(timeout: timeout) { try body(&storage.pointer.pointee) }
+        return try loop.postAndWait(timeout: timeout, file: file, line: line) { try body(&storage.pointer.pointee) }
     }
 
     /// Runs `body` on the loop with the value, suspending the calling task
-    /// until it has run (see ``EventLoop/perform(_:)``: cancellation before
+    /// until it has run (see ``EventLoop/perform(file:line:_:)``: cancellation before
     /// the start withdraws it).
     public func perform<T: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> T) async throws -> T {
         let storage = self.storage

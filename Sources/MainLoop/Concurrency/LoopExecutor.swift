@@ -3,7 +3,7 @@
 // in order with posts and invocations.
 
 /// The `SerialExecutor` of an ``EventLoop``: jobs enqueued here run on the
-/// loop's thread, through its mailbox (so in order with ``EventLoop/post(_:)``
+/// loop's thread, through its mailbox (so in order with ``EventLoop/post(file:line:_:)-4tw2j``
 /// calls made by the same thread).
 ///
 /// Pin an actor to a loop:

@@ -12,13 +12,15 @@ extension EventLoop {
     /// - Throws: what `work` throws; `CancellationError` if the task is
     ///   cancelled before the work starts (it is then withdrawn and never
     ///   runs); ``EventLoopError/shutDown`` once the loop is stopped.
-    public func perform<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    public func perform<T: Sendable>(
+        file: StaticString = #fileID, line: UInt = #line, _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         let call = Completion(suspending: work)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard call.arm(continuation) else { return }
                 do throws(EventLoopError) {
-                    try enqueue(.record(call), policy: .admit)
+                    try enqueue(.record(call), site: PostSite(file: file, line: line), policy: .admit)
                 } catch {
                     call.abandon(error)  // not accepted: resume with the refusal
                 }

@@ -92,10 +92,17 @@ final class LoopEvent: @unchecked Sendable, Hashable {
     /// Loop thread, from libevent's callback.
     private func fire(_ what: Int16) {
         guard lock.withLock({ event != nil }) else { return }
+        // The watchdog sees a callback as the loop being busy, like a job.
+        let monitor = try? loop.core().monitor
         switch handler {
-        case .timer(let body): body()
-        case .io(let body): body(IOEvents(libeventFlags: what))
+        case .timer(let body):
+            monitor?.beginCallback(.timer)
+            body()
+        case .io(let body):
+            monitor?.beginCallback(.watch)
+            body(IOEvents(libeventFlags: what))
         }
+        monitor?.end()
         if oneShot { cancel() }
     }
 

@@ -16,20 +16,20 @@ let currentLoopKey: pthread_key_t = {
 /// A libevent loop that owns one thread, and a mailbox through which any
 /// thread hands it work.
 ///
-/// Other threads ``post(_:)`` closures (or ``postAndWait(timeout:_:)`` and
+/// Other threads ``post(file:line:_:)-4tw2j`` closures (or ``postAndWait(timeout:file:line:_:)`` and
 /// block until the work ran); the loop runs them on its own thread, in the
 /// order each thread posted them, interleaved fairly with its timers
 /// (``schedule(after:_:)``), watched file descriptors (``watch(fd:for:_:)``)
 /// and signals (``onSignal(_:_:)``).
 ///
 /// ``EventLoop/main`` is the loop of the process's main thread;
-/// ``spawn(name:mailboxCapacity:)`` starts a loop on a thread of its own;
-/// ``init(name:mailboxCapacity:)`` makes a loop for a thread of yours, which
+/// ``spawn(name:mailboxCapacity:latencyStats:)`` starts a loop on a thread of its own;
+/// ``init(name:mailboxCapacity:latencyStats:)`` makes a loop for a thread of yours, which
 /// becomes its owner by calling ``run()``.
 ///
 /// Guarantees: every post that returns normally runs exactly once; every
 /// post that throws was not accepted and never runs; a caller blocked in
-/// ``postAndWait(timeout:_:)`` is always released, with the result or an
+/// ``postAndWait(timeout:file:line:_:)`` is always released, with the result or an
 /// error. The one exception is spelled out in ``stop()``: a loop stopped
 /// before it ever ran discards what was queued (and releases blocked callers
 /// with ``EventLoopError/shutDown``).
@@ -86,7 +86,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// The loop that belongs to the process's main thread.
     ///
     /// Created on first use without throwing; if a system call fails while
-    /// making it, the first call that can throw (``run()``, ``post(_:)``, ...)
+    /// making it, the first call that can throw (``run()``, ``post(file:line:_:)-4tw2j``, ...)
     /// throws that ``EventLoopError/system(call:errno:)`` error. Only the main
     /// thread may ``run()`` it: keep `main.swift` synchronous and end it with
     /// `try EventLoop.main.run()`.
@@ -98,20 +98,25 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// With a `mailboxCapacity`, a post from another thread that finds the
     /// mailbox full waits until the loop has drained room (producers are
     /// served in the order they blocked, so none starves): a slow loop slows
-    /// its producers instead of growing memory. ``post(timeout:_:)`` bounds
-    /// that wait and ``tryPost(_:)`` does not wait at all. Posts made on the
+    /// its producers instead of growing memory. ``post(timeout:file:line:_:)`` bounds
+    /// that wait and ``tryPost(file:line:_:)`` does not wait at all. Posts made on the
     /// loop's own thread are always admitted (it cannot wait for itself), so
     /// they may exceed the capacity. `nil` (the default) means unbounded.
+    ///
+    /// `latencyStats` (on by default) keeps the queue-delay and run-time
+    /// histograms of ``stats`` (``EventLoopStats/queueDelay``,
+    /// ``EventLoopStats/runTime``), by sampling one post in 64; `false`
+    /// saves that clock read.
     /// - Throws: ``EventLoopError/invalidArgument(_:)`` for a capacity below
     ///   1; ``EventLoopError/system(call:errno:)`` if the eventfd or the
     ///   libevent base cannot be made (for example at the fd limit).
-    public init(name: String = "EventLoop", mailboxCapacity: Int? = nil) throws {
+    public init(name: String = "EventLoop", mailboxCapacity: Int? = nil, latencyStats: Bool = true) throws {
         if let mailboxCapacity, mailboxCapacity < 1 {
             throw EventLoopError.invalidArgument("mailboxCapacity must be at least 1, got \(mailboxCapacity)")
         }
         self.name = name
         self.isMain = false
-        let core = try LoopCore(mailboxCapacity: mailboxCapacity)
+        let core = try LoopCore(mailboxCapacity: mailboxCapacity, latencyStats: latencyStats)
         self.setup = .success(core)
         self.mailbox = core.mailbox
         executor.attach(to: self)
@@ -132,7 +137,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         executor.attach(to: self)
     }
 
-    /// Bounds ``EventLoop/main``'s mailbox (see ``init(name:mailboxCapacity:)``).
+    /// Bounds ``EventLoop/main``'s mailbox (see ``init(name:mailboxCapacity:latencyStats:)``).
     /// Call it before anything touches `EventLoop.main`.
     /// - Throws: ``EventLoopError/invalidArgument(_:)`` once `EventLoop.main`
     ///   exists, or for a capacity below 1.
@@ -145,11 +150,13 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     ///
     /// The thread ends when the loop is stopped (``stop()``); ``join(timeout:)``
     /// waits for that. `mailboxCapacity` bounds the mailbox as in
-    /// ``init(name:mailboxCapacity:)``.
+    /// ``init(name:mailboxCapacity:latencyStats:)``.
     /// - Throws: ``EventLoopError/system(call:errno:)`` if the loop or the
     ///   thread cannot be made; ``EventLoopError/invalidArgument(_:)`` as the initializer.
-    public static func spawn(name: String = "EventLoop", mailboxCapacity: Int? = nil) throws -> EventLoop {
-        let loop = try EventLoop(name: name, mailboxCapacity: mailboxCapacity)
+    public static func spawn(
+        name: String = "EventLoop", mailboxCapacity: Int? = nil, latencyStats: Bool = true
+    ) throws -> EventLoop {
+        let loop = try EventLoop(name: name, mailboxCapacity: mailboxCapacity, latencyStats: latencyStats)
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -281,9 +288,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             let live = registrations
             registrations = [:]
             stateLock.unlock()
-            var queued = mailbox.closeAndTakeAll()
-            queued.removeAll { $0.abandon(.shutDown) }
-            queued.deallocate()
+            for var queued in mailbox.closeAndTakeAll() {
+                queued.removeAll { $0.abandon(.shutDown) }
+                queued.deallocate()
+            }
             for registration in live.values { registration.cancel() }
             termination.open()
         case .running:
@@ -296,7 +304,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Receives, on the loop's thread, every error thrown by work nobody
-    /// waits for: throwing closures posted with ``post(file:line:_:)``,
+    /// waits for: throwing closures posted with ``post(file:line:_:)-54xny``,
     /// throwing timer, watcher and signal handlers, and invocations
     /// performed with `waitUntilDone: false` or `afterDelay`. When nil, each
     /// such error is written as one line to standard error, naming the loop,
@@ -321,7 +329,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// Blocks the calling thread until the loop has finished for good: its
     /// ``run()`` has returned after ``stop()`` (for a loop made by
-    /// ``spawn(name:mailboxCapacity:)``, its thread has also finished and is
+    /// ``spawn(name:mailboxCapacity:latencyStats:)``, its thread has also finished and is
     /// exiting), or it was stopped before it ever ran.
     ///
     /// `join` does not stop the loop: call ``stop()`` first, or from the
@@ -407,6 +415,32 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// A snapshot of the loop's counters; see ``EventLoopStats``.
     public var stats: EventLoopStats {
-        mailbox.counters()
+        var stats = mailbox.counters()
+        if case .success(let core) = setup, let recorder = core.monitor.recorder {
+            (stats.queueDelay, stats.runTime) = recorder.summaries()
+        }
+        return stats
+    }
+
+    /// Zeroes the latency figures of ``stats`` (``EventLoopStats/queueDelay``
+    /// and ``EventLoopStats/runTime``). The counters, which hold invariants
+    /// such as `posted == executed` once quiet, are kept.
+    public func resetStats() {
+        if case .success(let core) = setup { core.monitor.recorder?.reset() }
+    }
+
+    /// Calls `handler` on the loop's thread after every job that ran longer
+    /// than `threshold`, with its label and run time (see ``SlowJobReport``).
+    ///
+    /// From then on the loop times every job (two clock reads each, so
+    /// ``EventLoopStats/runTime`` counts every job), and records each post's
+    /// call site to label it. A later call replaces the handler.
+    /// - Throws: ``EventLoopError/shutDown`` once the loop has stopped.
+    public func onSlowJob(threshold: Duration, _ handler: @escaping @Sendable (SlowJobReport) -> Void) throws {
+        let core = try self.core()
+        core.mailbox.startLabelling()
+        let nanoseconds = threshold.clampedNanoseconds
+        let monitor = core.monitor
+        try enqueue(.work { monitor.setSlowJobHandler(threshold: nanoseconds, handler) }, policy: .admit)
     }
 }

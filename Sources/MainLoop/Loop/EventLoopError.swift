@@ -21,7 +21,7 @@ public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible 
     case alreadyRunning
     /// The call needs ``EventLoop/current``, and the calling thread runs no loop.
     case noCurrentLoop
-    /// A bounded mailbox is full (``EventLoop/tryPost(_:)``); the work was not accepted.
+    /// A bounded mailbox is full (``EventLoop/tryPost(file:line:_:)``); the work was not accepted.
     case full
     /// An argument the call cannot honour, described in the message (a non-positive interval, an empty event set, ...).
     case invalidArgument(String)

@@ -28,11 +28,43 @@ public struct EventLoopStats: Sendable, Equatable, CustomStringConvertible {
     /// Posts that found a bounded mailbox full and had to wait for room
     /// (whether they were then accepted or not).
     public var postsThatWaited: UInt64
+    /// How long posts waited in the mailbox: from being accepted to their
+    /// start. Sampled: one post in 64 is measured. The loop publishes its
+    /// measurements when a batch ends. Empty when the loop was made with
+    /// `latencyStats: false`.
+    public var queueDelay: LatencySummary = .empty
+    /// How long jobs ran. Sampled (the same one post in 64), or every job
+    /// while a slow-job handler is installed
+    /// (``EventLoop/onSlowJob(threshold:_:)``). Empty with `latencyStats: false`.
+    public var runTime: LatencySummary = .empty
 
     public var description: String {
         var text =
             "posted=\(posted) executed=\(executed) wakeups=\(wakeUpsWritten) drains=\(drains) largest_batch=\(largestBatch) pending=\(pending)"
         if let capacity { text += " capacity=\(capacity) high_water=\(highWaterMark) waited=\(postsThatWaited)" }
+        if queueDelay.count > 0 {
+            text += " queue_delay_p50=\(queueDelay.p50.microseconds)us queue_delay_p99=\(queueDelay.p99.microseconds)us"
+        }
+        if runTime.count > 0 {
+            text += " run_time_p50=\(runTime.p50.microseconds)us run_time_p99=\(runTime.p99.microseconds)us"
+        }
         return text
+    }
+}
+
+extension Duration {
+    /// Nanoseconds, clamped to 0...UInt64.max (for thresholds and timeouts).
+    var clampedNanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return 0 }
+        let whole = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        let sum = whole.partialValue.addingReportingOverflow(UInt64(clamping: attoseconds / 1_000_000_000))
+        return whole.overflow || sum.overflow ? UInt64.max : sum.partialValue
+    }
+
+    /// Whole microseconds (for one-line figures).
+    var microseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 }

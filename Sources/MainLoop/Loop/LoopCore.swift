@@ -23,8 +23,14 @@ final class LoopCore: @unchecked Sendable {
     let eventFD: Int32
     private var wakeEvent: OpaquePointer?
     private var rearmEvent: OpaquePointer?
+    /// Latency figures, slow jobs, the watchdog's activity word (see
+    /// Observability/). Its handlers are installed on the loop thread.
+    let monitor: JobMonitor
+    /// The activity word a watchdog reads; made by the first `watchdog`.
+    private let activityLock = Lock()
+    private var sharedActivity: LoopActivity?
 
-    init(mailboxCapacity: Int?) throws(EventLoopError) {
+    init(mailboxCapacity: Int?, latencyStats: Bool = true) throws(EventLoopError) {
         guard libeventThreadingEnabled else {
             throw .system(call: "evthread_use_pthreads", errno: ENOSYS)
         }
@@ -50,7 +56,8 @@ final class LoopCore: @unchecked Sendable {
         }
         self.base = base
         self.eventFD = fd
-        self.mailbox = Mailbox(capacity: mailboxCapacity)
+        self.mailbox = Mailbox(capacity: mailboxCapacity, sampling: latencyStats)
+        self.monitor = JobMonitor(latencyStats: latencyStats)
         let context = Unmanaged.passUnretained(self).toOpaque()
         wakeEvent = event_new(
             base, fd, Int16(EV_READ | EV_PERSIST),
@@ -90,8 +97,63 @@ final class LoopCore: @unchecked Sendable {
         if mailbox.close() { wake() }
     }
 
+    /// Any thread: the activity word for a watchdog, made (and handed to the
+    /// loop's monitor, and labelling switched on) by the first caller.
+    func activity() throws(EventLoopError) -> LoopActivity {
+        activityLock.lock()
+        defer { activityLock.unlock() }
+        if let sharedActivity { return sharedActivity }
+        let activity = LoopActivity()
+        sharedActivity = activity
+        mailbox.startLabelling()
+        let monitor = self.monitor
+        if case .queuedWakeLoop = try mailbox.admit(.work { monitor.attach(activity) }, site: .none) { wake() }
+        return activity
+    }
+
     /// Loop thread only: the batch the last drain took for the next turn.
     private var nextBatch: JobBuffer?
+
+    /// Loop thread: runs every job of `batch` in order, the urgent lane
+    /// first whenever it has jobs, and measures what the monitor asks for.
+    /// Returns how many urgent jobs ran.
+    private func run(_ batch: inout JobBuffer) -> Int {
+        var urgentRan = 0
+        var samples = SampleCursor(batch)
+        var index = 0
+        while true {
+            if mailbox.hasUrgent { urgentRan += runUrgent() }
+            guard index < batch.count else { break }
+            runJob(index, of: batch, &samples)
+            index += 1
+        }
+        batch.reset()
+        monitor.end()
+        return urgentRan
+    }
+
+    /// Loop thread: runs every urgent job queued now, FIFO; returns how many.
+    private func runUrgent() -> Int {
+        var urgent = mailbox.takeUrgent()
+        let count = urgent.count
+        var samples = SampleCursor(urgent)
+        for index in 0..<count { runJob(index, of: urgent, &samples) }
+        urgent.reset()
+        mailbox.finishUrgent(urgent, ran: count)
+        return count
+    }
+
+    /// Loop thread: runs job `index` of `buffer`: straight, or through the
+    /// monitor when it is sampled or somebody watches every job.
+    @inline(__always)
+    private func runJob(_ index: Int, of buffer: JobBuffer, _ samples: inout SampleCursor) {
+        let acceptedAt = samples.acceptedAt(index, in: buffer)
+        if acceptedAt != nil || monitor.watchesEveryJob {
+            monitor.run(buffer.take(index), site: buffer.site(index), acceptedAt: acceptedAt)
+        } else {
+            buffer.take(index).run()
+        }
+    }
 
     /// Loop thread: runs the batch that is pending now (and only that: posts
     /// made while it runs wait for the next turn), then asks the mailbox
@@ -105,7 +167,7 @@ final class LoopCore: @unchecked Sendable {
         var batch = nextBatch ?? mailbox.takeBatch()
         nextBatch = nil
         let ran = batch.count
-        batch.runAll()
+        _ = run(&batch)
         if consumingWakeSignal { _ = mainloop_eventfd_drain(eventFD) }
         let outcome = mailbox.finishDrain(batch, ran: ran)
         if case .more(let next) = outcome { nextBatch = next }
@@ -129,5 +191,25 @@ final class LoopCore: @unchecked Sendable {
     func drainRemaining() {
         closeMailbox()
         while case .more = runBatch(consumingWakeSignal: false) {}
+    }
+}
+
+/// Walks a batch's sampled jobs in step with its jobs.
+private struct SampleCursor {
+    private var next: Int
+    private var position = 0
+
+    init(_ buffer: JobBuffer) {
+        next = buffer.samples.first?.index ?? Int.max
+    }
+
+    /// When job `index` was accepted, if it is sampled.
+    @inline(__always)
+    mutating func acceptedAt(_ index: Int, in buffer: JobBuffer) -> UInt64? {
+        guard index == next else { return nil }
+        let time = buffer.samples[position].acceptedAt
+        position += 1
+        next = position < buffer.samples.count ? buffer.samples[position].index : Int.max
+        return time
     }
 }

@@ -41,13 +41,13 @@ extension EventLoop {
         }
     }
 
-    /// Like ``post(_:)``, for work that can throw: what it throws goes to
+    /// Like ``post(file:line:_:)-4tw2j``, for work that can throw: what it throws goes to
     /// ``errorHandler`` (or one line on standard error), labelled with where
     /// it was posted from.
     public func post(
         file: StaticString = #fileID, line: UInt = #line, _ work: @escaping @Sendable () throws -> Void
     ) throws {
-        try post(reportingErrors(of: work, from: file, line))
+        try enqueue(.work(reportingErrors(of: work, from: file, line)), site: PostSite(file: file, line: line))
     }
 
     /// Like ``schedule(after:_:)``, for a handler that can throw (see ``errorHandler``).

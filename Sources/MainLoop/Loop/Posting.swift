@@ -1,6 +1,8 @@
 // Posting.swift: fire-and-forget posts. Each is a `Job.work` handed to
 // `enqueue` (Waiting/RoomWait.swift), which wakes the loop when it sleeps and
-// applies the post's policy when a bounded mailbox is full.
+// applies the post's policy when a bounded mailbox is full. Every post takes
+// its call site (`#fileID`, `#line`) as default arguments: compile-time
+// constants, stored only when somebody asked for slow jobs or stalls by name.
 
 extension EventLoop {
     /// Hands `work` to the loop, which runs it on its thread; returns at once
@@ -12,21 +14,46 @@ extension EventLoop {
     /// - Throws: ``EventLoopError/shutDown`` once ``stop()`` has been called
     ///   (also while waiting for room); the work was not accepted and will never run.
     @inline(__always)
-    public func post(_ work: @escaping @Sendable () -> Void) throws {
-        try enqueue(.work(work))
+    public func post(
+        file: StaticString = #fileID, line: UInt = #line, _ work: @escaping @Sendable () -> Void
+    ) throws {
+        try enqueue(.work(work), site: PostSite(file: file, line: line))
     }
 
-    /// As ``post(_:)``, but waits at most `timeout` for room in a full
+    /// As ``post(file:line:_:)-4tw2j``, but waits at most `timeout` for room in a full
     /// bounded mailbox.
     /// - Throws: ``EventLoopError/timedOut`` when no room came in time (the
     ///   work was not accepted and will never run); ``EventLoopError/shutDown``.
-    public func post(timeout: Duration, _ work: @escaping @Sendable () -> Void) throws {
-        try enqueue(.work(work), policy: .wait(until: monotonicDeadline(after: timeout)))
+    public func post(
+        timeout: Duration, file: StaticString = #fileID, line: UInt = #line,
+        _ work: @escaping @Sendable () -> Void
+    ) throws {
+        try enqueue(
+            .work(work), site: PostSite(file: file, line: line),
+            policy: .wait(until: monotonicDeadline(after: timeout)))
     }
 
-    /// As ``post(_:)``, but never waits: a full bounded mailbox refuses the work.
+    /// As ``post(file:line:_:)-4tw2j``, but never waits: a full bounded mailbox refuses the work.
     /// - Throws: ``EventLoopError/full`` (nothing was enqueued); ``EventLoopError/shutDown``.
-    public func tryPost(_ work: @escaping @Sendable () -> Void) throws {
-        try enqueue(.work(work), policy: .refuse)
+    public func tryPost(
+        file: StaticString = #fileID, line: UInt = #line, _ work: @escaping @Sendable () -> Void
+    ) throws {
+        try enqueue(.work(work), site: PostSite(file: file, line: line), policy: .refuse)
+    }
+
+    /// Hands `work` to the loop's urgent lane: it runs before every
+    /// non-urgent job still pending, the rest of the batch the loop is
+    /// running included, and after the urgent posts made before it (FIFO).
+    ///
+    /// For what must not wait behind a queue: a health check, a shutdown
+    /// request, a heartbeat. Urgent posts are admitted even when a bounded
+    /// mailbox is full (they never wait for room), and are refused once
+    /// ``stop()`` was called, like any post. They cannot starve I/O and
+    /// timers: those still get their turn between the loop's batches.
+    /// - Throws: ``EventLoopError/shutDown`` once ``stop()`` has been called.
+    public func postUrgent(
+        file: StaticString = #fileID, line: UInt = #line, _ work: @escaping @Sendable () -> Void
+    ) throws {
+        try enqueueUrgent(.work(work), site: PostSite(file: file, line: line))
     }
 }

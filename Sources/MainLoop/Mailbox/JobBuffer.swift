@@ -1,12 +1,25 @@
 // JobBuffer.swift: the mailbox's storage for pending jobs.
+//
+// Beside each job, a word for its post site (Observability/PostSite.swift),
+// written only once somebody asked for labels: `sitesFrom` is the first
+// index whose word was written. The site array is allocated with the jobs
+// and never touched otherwise, so a loop nobody watches pays no memory for
+// it (large allocations are mapped lazily) and no store. Sampled jobs (one
+// post in 64, for the latency figures) are listed in `samples`, in index
+// order, with the time each was accepted.
 
 /// A growable array of jobs with no copy-on-write and no uniqueness checks:
 /// the mailbox owns exactly two of them and swaps them, so steady state
 /// allocates nothing. Not thread-safe; its owner says what guards it.
 struct JobBuffer {
     private(set) var base: UnsafeMutablePointer<Job>?
+    private var sites: UnsafeMutablePointer<PostSite>?
     private(set) var count = 0
     private(set) var capacity = 0
+    /// The first index whose site was recorded (Int.max: none).
+    private var sitesFrom = Int.max
+    /// Sampled jobs: their index and when they were accepted (monotonic ns).
+    private(set) var samples: [(index: Int, acceptedAt: UInt64)] = []
 
     @inline(__always)
     mutating func append(_ job: Job) {
@@ -15,40 +28,72 @@ struct JobBuffer {
         count += 1
     }
 
+    /// Appends `job` with its post site recorded.
+    @inline(__always)
+    mutating func append(_ job: Job, site: PostSite) {
+        if count == capacity { grow() }
+        if sitesFrom == Int.max { sitesFrom = count }
+        (base.unsafelyUnwrapped + count).initialize(to: job)
+        (sites.unsafelyUnwrapped + count).initialize(to: site)
+        count += 1
+    }
+
+    /// Marks the last job appended as sampled, accepted at `time`.
+    mutating func sampleLast(acceptedAt time: UInt64) {
+        samples.append((count - 1, time))
+    }
+
     private mutating func grow() {
         let newCapacity = Swift.max(capacity * 2, 256)
         let newBase = UnsafeMutablePointer<Job>.allocate(capacity: newCapacity)
+        let newSites = UnsafeMutablePointer<PostSite>.allocate(capacity: newCapacity)
         if let base {
             newBase.moveInitialize(from: base, count: count)
             base.deallocate()
         }
+        if let sites {
+            if sitesFrom < count {
+                (newSites + sitesFrom).moveInitialize(from: sites + sitesFrom, count: count - sitesFrom)
+            }
+            sites.deallocate()
+        }
         base = newBase
+        sites = newSites
         capacity = newCapacity
     }
 
-    /// Runs every job in order and leaves the buffer empty (capacity kept).
-    /// Each job is moved out before it runs, so its closure is released as
-    /// soon as it returns.
-    mutating func runAll() {
-        guard let base else { return }
-        for index in 0..<count {
-            (base + index).move().run()
-        }
+    /// Moves job `index` out (each job is taken once, in order, by the loop).
+    @inline(__always)
+    func take(_ index: Int) -> Job {
+        (base.unsafelyUnwrapped + index).move()
+    }
+
+    /// The post site of job `index`, if it was recorded.
+    func site(_ index: Int) -> PostSite {
+        index >= sitesFrom && index < count ? sites.unsafelyUnwrapped[index] : .none
+    }
+
+    /// After every job was taken: empty again (capacity kept).
+    mutating func reset() {
         count = 0
+        sitesFrom = Int.max
+        if !samples.isEmpty { samples.removeAll(keepingCapacity: true) }
     }
 
     /// Removes every job, handing each to `body` (for abandoning them).
     mutating func removeAll(_ body: (Job) -> Void) {
         guard let base else { return }
         for index in 0..<count { body((base + index).move()) }
-        count = 0
+        reset()
     }
 
     /// Frees the storage. The buffer must be empty.
     mutating func deallocate() {
         precondition(count == 0, "JobBuffer freed with \(count) jobs in it")
         base?.deallocate()
+        sites?.deallocate()
         base = nil
+        sites = nil
         capacity = 0
     }
 }

@@ -28,11 +28,25 @@
 // appending their jobs itself (so nobody overtakes a waiter between its
 // wake-up and a retry).
 //
+// Urgent lane: `postUrgent` jobs go to `urgent`, a second buffer, and set
+// `urgentWaiting`, which the loop reads (one relaxed load) before each job
+// of a batch: it then takes the whole urgent buffer and runs it first, FIFO.
+// Urgent jobs ignore the bound (they are admitted when the mailbox is full)
+// and are refused once the mailbox is closed, like any post. A drain ends
+// after its batch whatever the urgent traffic, so I/O and timers still get
+// their turn between drains.
+//
+// Observability: with `labelling` on (somebody asked for slow jobs or
+// stalls), each job's post site is stored beside it; with `sampling` on
+// (the latency figures), one post in 64 is stamped with the time it was
+// accepted, a clock read this lock already covers.
+//
 // Layout: the mutex and everything it guards live in one manually allocated
 // struct. Pointer access has no dynamic exclusivity checks (class stored
 // properties do, and they showed up in profiles of the post path), and the
 // mutex never moves.
 import CLibevent
+import Synchronization
 
 final class Mailbox: @unchecked Sendable {
     // `@unchecked Sendable`: every field of `State` but `spare` is guarded by
@@ -73,11 +87,17 @@ final class Mailbox: @unchecked Sendable {
         var mutex = pthread_mutex_t()
         // Guarded by `mutex`.
         var pending = JobBuffer()
+        /// `postUrgent` jobs, run before the rest of the current batch.
+        var urgent = JobBuffer()
         var phase = Phase.asleep
+        /// Record each job's post site (set once, never cleared).
+        var labelling = false
+        /// Stamp one post in 64 with the time it was accepted.
+        var sampling = false
         /// Most jobs `pending` may hold (Int.max: unbounded).
         var capacity = Int.max
         /// Producers blocked for room, oldest first, with the job each brings.
-        var roomWaiters: [(job: Job, waiter: Completion<Void>)] = []
+        var roomWaiters: [(job: Job, site: PostSite, waiter: Completion<Void>)] = []
         var posted: UInt64 = 0
         var wakeUpsWritten: UInt64 = 0
         var highWaterMark = 0
@@ -87,17 +107,24 @@ final class Mailbox: @unchecked Sendable {
         var executed: UInt64 = 0
         var drains: UInt64 = 0
         var largestBatch = 0
-        // Loop thread only: the empty buffer swapped in for the next batch.
+        // Loop thread only: the empty buffers swapped in for the next batch.
         var spare = JobBuffer()
+        var spareUrgent = JobBuffer()
     }
 
     private let state: UnsafeMutablePointer<State>
+    /// Urgent jobs are queued: set under the mutex by `offerUrgent`, cleared
+    /// under it by `takeUrgent`; the loop reads it without the lock between
+    /// jobs (a stale false only delays the urgent jobs to the next check).
+    private let urgentWaiting = Atomic<Bool>(false)
 
-    /// An open mailbox holding at most `capacity` pending jobs (nil: unbounded).
-    init(capacity: Int?) {
+    /// An open mailbox holding at most `capacity` pending jobs (nil:
+    /// unbounded); `sampling` stamps one post in 64 for the latency figures.
+    init(capacity: Int?, sampling: Bool = false) {
         state = .allocate(capacity: 1)
         state.initialize(to: State())
         state.pointee.capacity = capacity ?? Int.max
+        state.pointee.sampling = sampling
         let rc = mainloop_mutex_init_adaptive(&state.pointee.mutex)
         precondition(rc == 0, "MainLoop: pthread_mutex_init failed with errno \(rc)")
     }
@@ -114,11 +141,16 @@ final class Mailbox: @unchecked Sendable {
         // without having run them: release their closures and tell anybody
         // who waits. (Not `Job.abandon`, which names the loop, and the loop
         // is what is going away.)
-        state.pointee.pending.removeAll { job in
-            if case .record(let record) = job { record.abandon(.shutDown) }
+        for index in 0..<2 {
+            let abandon: (Job) -> Void = { job in
+                if case .record(let record) = job { record.abandon(.shutDown) }
+            }
+            if index == 0 { state.pointee.pending.removeAll(abandon) } else { state.pointee.urgent.removeAll(abandon) }
         }
         state.pointee.pending.deallocate()
+        state.pointee.urgent.deallocate()
         state.pointee.spare.deallocate()
+        state.pointee.spareUrgent.deallocate()
         pthread_mutex_destroy(&state.pointee.mutex)
         state.deinitialize(count: 1)
         state.deallocate()
@@ -136,41 +168,103 @@ final class Mailbox: @unchecked Sendable {
         }
     }
 
-    /// Lock held: appends `job` and says whether the loop must be woken.
+    /// Lock held: appends `job` to `buffer` (its site when labelling, a
+    /// stamp for one post in 64 when sampling).
     @inline(__always)
-    private func append(_ job: Job) -> Offer {
-        state.pointee.pending.append(job)
-        state.pointee.posted &+= 1
-        if state.pointee.capacity != Int.max {
-            state.pointee.highWaterMark = Swift.max(state.pointee.highWaterMark, state.pointee.pending.count)
+    private func store(_ job: Job, site: PostSite, in buffer: UnsafeMutablePointer<JobBuffer>) {
+        if state.pointee.labelling {
+            buffer.pointee.append(job, site: site)
+        } else {
+            buffer.pointee.append(job)
         }
+        state.pointee.posted &+= 1
+        if state.pointee.sampling && state.pointee.posted & 63 == 0 {
+            buffer.pointee.sampleLast(acceptedAt: mainloop_monotonic_ns())
+        }
+    }
+
+    /// Lock held: the loop is asleep: the caller must wake it.
+    @inline(__always)
+    private func wakeIfAsleep() -> Offer {
         guard case .asleep = state.pointee.phase else { return .queued }
         state.pointee.phase = .awake
         state.pointee.wakeUpsWritten &+= 1
         return .queuedWakeLoop
     }
 
+    /// Lock held: appends `job` and says whether the loop must be woken.
+    @inline(__always)
+    private func append(_ job: Job, site: PostSite) -> Offer {
+        store(job, site: site, in: &state.pointee.pending)
+        if state.pointee.capacity != Int.max {
+            state.pointee.highWaterMark = Swift.max(state.pointee.highWaterMark, state.pointee.pending.count)
+        }
+        return wakeIfAsleep()
+    }
+
+    /// Any thread: queues `job` in the urgent lane, whatever the bound.
+    /// - Throws: the close reason once the mailbox is closed.
+    func offerUrgent(_ job: Job, site: PostSite) throws(EventLoopError) -> Offer {
+        lock()
+        try checkOpen()
+        store(job, site: site, in: &state.pointee.urgent)
+        urgentWaiting.store(true, ordering: .relaxed)
+        let offer = wakeIfAsleep()
+        unlock()
+        return offer
+    }
+
+    /// Loop thread, between jobs: true when urgent jobs wait.
+    @inline(__always)
+    var hasUrgent: Bool { urgentWaiting.load(ordering: .relaxed) }
+
+    /// Loop thread: takes every urgent job in one swap.
+    func takeUrgent() -> JobBuffer {
+        lock()
+        let batch = state.pointee.urgent
+        state.pointee.urgent = state.pointee.spareUrgent
+        urgentWaiting.store(false, ordering: .relaxed)
+        unlock()
+        state.pointee.spareUrgent = JobBuffer()
+        return batch
+    }
+
+    /// Loop thread: hands back the emptied urgent buffer, counting its jobs.
+    func finishUrgent(_ batch: JobBuffer, ran: Int) {
+        lock()
+        state.pointee.executed &+= UInt64(ran)
+        state.pointee.spareUrgent = batch
+        unlock()
+    }
+
+    /// Loop thread: record each job's post site from now on.
+    func startLabelling() {
+        lock()
+        state.pointee.labelling = true
+        unlock()
+    }
+
     /// Any thread: queues `job` if there is room and nobody waits for room.
     /// - Throws: the close reason once the mailbox is closed.
     @inline(__always)
-    func offer(_ job: Job) throws(EventLoopError) -> Offer {
+    func offer(_ job: Job, site: PostSite) throws(EventLoopError) -> Offer {
         lock()
         try checkOpen()
         if state.pointee.pending.count >= state.pointee.capacity || !state.pointee.roomWaiters.isEmpty {
             unlock()
             return .full
         }
-        let offer = append(job)
+        let offer = append(job, site: site)
         unlock()
         return offer
     }
 
     /// Any thread: queues `job` whatever the bound (the loop's own posts,
     /// Swift concurrency jobs). Never returns `.full`.
-    func admit(_ job: Job) throws(EventLoopError) -> Offer {
+    func admit(_ job: Job, site: PostSite) throws(EventLoopError) -> Offer {
         lock()
         try checkOpen()
-        let offer = append(job)
+        let offer = append(job, site: site)
         unlock()
         return offer
     }
@@ -179,15 +273,15 @@ final class Mailbox: @unchecked Sendable {
     /// behind the other room waiters with `waiter`, which the loop admits
     /// (or the close abandons) later, and returns `.full`: the caller must
     /// wait on `waiter`.
-    func offer(_ job: Job, orWaitWith waiter: Completion<Void>) throws(EventLoopError) -> Offer {
+    func offer(_ job: Job, site: PostSite, orWaitWith waiter: Completion<Void>) throws(EventLoopError) -> Offer {
         lock()
         try checkOpen()
         if state.pointee.pending.count < state.pointee.capacity && state.pointee.roomWaiters.isEmpty {
-            let offer = append(job)
+            let offer = append(job, site: site)
             unlock()
             return offer
         }
-        state.pointee.roomWaiters.append((job, waiter))
+        state.pointee.roomWaiters.append((job, site, waiter))
         state.pointee.postsThatWaited &+= 1
         unlock()
         return .full
@@ -211,8 +305,7 @@ final class Mailbox: @unchecked Sendable {
             guard state.pointee.pending.count < state.pointee.capacity else { break }
             served += 1
             guard entry.waiter.admit() else { continue }
-            state.pointee.pending.append(entry.job)
-            state.pointee.posted &+= 1
+            store(entry.job, site: entry.site, in: &state.pointee.pending)
         }
         guard served > 0 else { return }
         state.pointee.roomWaiters.removeFirst(served)
@@ -247,6 +340,8 @@ final class Mailbox: @unchecked Sendable {
             return .more(next)
         }
         state.pointee.spare = batch
+        // Only urgent jobs came in: the next drain has an empty batch and runs them.
+        if state.pointee.urgent.count > 0 { return .more(JobBuffer()) }
         if case .closed = state.pointee.phase { return .closedAndEmpty }
         state.pointee.phase = .asleep
         return .idle
@@ -275,7 +370,7 @@ final class Mailbox: @unchecked Sendable {
 
     /// Lock held: every blocked producer is refused; their jobs are returned
     /// so that they are released after the lock.
-    private func refuseWaiters() -> [(job: Job, waiter: Completion<Void>)] {
+    private func refuseWaiters() -> [(job: Job, site: PostSite, waiter: Completion<Void>)] {
         let refused = state.pointee.roomWaiters
         state.pointee.roomWaiters = []
         for entry in refused { entry.waiter.abandon(.shutDown) }
@@ -289,17 +384,19 @@ final class Mailbox: @unchecked Sendable {
         return false
     }
 
-    /// Closes the mailbox and takes what is still queued, for a loop that
-    /// will never drain it (stopped before it ran).
-    func closeAndTakeAll() -> JobBuffer {
+    /// Closes the mailbox and takes what is still queued (urgent jobs
+    /// first), for a loop that will never drain it (stopped before it ran).
+    func closeAndTakeAll() -> [JobBuffer] {
         lock()
         if case .closed = state.pointee.phase {} else { state.pointee.phase = .closed(.shutDown) }
         let refused = refuseWaiters()
-        let batch = state.pointee.pending
+        let batches = [state.pointee.urgent, state.pointee.pending]
+        state.pointee.urgent = JobBuffer()
         state.pointee.pending = JobBuffer()
+        urgentWaiting.store(false, ordering: .relaxed)
         unlock()
         _ = refused
-        return batch
+        return batches
     }
 
     func counters() -> EventLoopStats {
@@ -308,7 +405,8 @@ final class Mailbox: @unchecked Sendable {
         return EventLoopStats(
             posted: state.pointee.posted, executed: state.pointee.executed,
             wakeUpsWritten: state.pointee.wakeUpsWritten, drains: state.pointee.drains,
-            largestBatch: state.pointee.largestBatch, pending: state.pointee.pending.count,
+            largestBatch: state.pointee.largestBatch,
+            pending: state.pointee.pending.count + state.pointee.urgent.count,
             capacity: state.pointee.capacity == Int.max ? nil : state.pointee.capacity,
             highWaterMark: state.pointee.highWaterMark, postsThatWaited: state.pointee.postsThatWaited)
     }

@@ -17,8 +17,10 @@ enum InvocationDelivery {
 
 /// An invocation nobody waits for is its own mailbox record: posting one
 /// allocates nothing beyond the invocation.
-extension Invocation: MailboxRecord, CrashDescribable {
+extension Invocation: MailboxRecord, CrashDescribable, LabelledRecord {
     var crashDescription: String { "performing \(type(of: target)).\(selector)" }
+    /// How a slow-job report names it.
+    var label: String { "\(type(of: target)).\(selector)" }
 
     /// Loop thread (a record only runs on its own loop, inside `run()`).
     @usableFromInline func run() {

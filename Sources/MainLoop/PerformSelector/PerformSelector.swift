@@ -33,7 +33,7 @@ extension Invocable {
     ///   when that is nil, one line on standard error): never silently lost.
     ///
     /// It rides on the post API: `waitUntilDone: true` is a
-    /// ``EventLoop/postAndWait(timeout:_:)`` and `false` a ``EventLoop/post(timeout:_:)``,
+    /// ``EventLoop/postAndWait(timeout:file:line:_:)`` and `false` a ``EventLoop/post(timeout:file:line:_:)``,
     /// with their order, back-pressure and stop guarantees.
     /// - Parameters:
     ///   - selector: the method to perform, as registered in the class's `MethodTable`.
@@ -48,7 +48,7 @@ extension Invocable {
     /// - Throws: ``InvocationError``; ``EventLoopError/shutDown`` once the
     ///   loop is stopped; ``EventLoopError/timedOut``; with
     ///   `waitUntilDone: true`, what the method throws and the errors of
-    ///   ``EventLoop/postAndWait(timeout:_:)``.
+    ///   ``EventLoop/postAndWait(timeout:file:line:_:)``.
     @discardableResult
     public func performSelector(
         _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, withObjects arguments: Any?...,
@@ -69,7 +69,7 @@ extension Invocable {
 
     /// Performs `selector` on `loop`'s thread with `arguments`, nobody
     /// waiting, and never waits itself: a full bounded mailbox refuses the
-    /// call (as ``EventLoop/tryPost(_:)`` does).
+    /// call (as ``EventLoop/tryPost(file:line:_:)`` does).
     /// - Throws: ``InvocationError``; ``EventLoopError/full`` (nothing was
     ///   queued); ``EventLoopError/shutDown``.
     public func tryPerformSelector(_ selector: Selector, on loop: EventLoop, withObjects arguments: Any?...) throws {
@@ -131,10 +131,10 @@ extension Invocable {
     ///     parameter is `Optional`.
     ///   - returning: the method's result type (`Void.self` for none).
     ///   - timeout: bounds the wait for the loop to start the call, as in
-    ///     ``EventLoop/postAndWait(timeout:_:)``.
+    ///     ``EventLoop/postAndWait(timeout:file:line:_:)``.
     /// - Throws: ``InvocationError`` (``InvocationError/returnTypeMismatch(_:expected:actual:)``
     ///   when the method does not return `R`); what the method throws; the
-    ///   errors of ``EventLoop/postAndWait(timeout:_:)``.
+    ///   errors of ``EventLoop/postAndWait(timeout:file:line:_:)``.
     public func performSelector<R>(
         _ selector: Selector, on loop: EventLoop, withObjects arguments: Any?..., returning: R.Type,
         timeout: Duration? = nil

@@ -14,6 +14,9 @@ extension EventLoop {
     ///     not started by then, it is withdrawn (it will never run) and
     ///     ``EventLoopError/timedOut`` is thrown. Once it has started, the
     ///     caller waits for its result. `nil` waits as long as it takes.
+    ///   - file: the caller's file (a default argument): names the job in
+    ///     slow-job and stall reports.
+    ///   - line: the caller's line, likewise.
     ///   - work: what runs on the loop's thread; it need not be `Sendable`,
     ///     since the caller is blocked while it runs.
     /// - Throws: what `work` throws; ``EventLoopError/shutDown`` if the loop
@@ -21,7 +24,9 @@ extension EventLoop {
     ///   ``EventLoopError/timedOut``; ``EventLoopError/deadlock`` when the
     ///   caller is a loop thread and this loop is, directly or through a
     ///   chain of loops, blocked waiting on the caller's loop.
-    public func postAndWait<T>(timeout: Duration? = nil, _ work: () throws -> T) throws -> T {
+    public func postAndWait<T>(
+        timeout: Duration? = nil, file: StaticString = #fileID, line: UInt = #line, _ work: () throws -> T
+    ) throws -> T {
         if inLoop {
             if mailbox.isClosed { throw EventLoopError.shutDown }
             return try work()
@@ -33,7 +38,7 @@ extension EventLoop {
         return try withoutActuallyEscaping(work) { work in
             let call = Completion(blocking: work)
             do {
-                try enqueue(.record(call), policy: .wait(until: deadline))
+                try enqueue(.record(call), site: PostSite(file: file, line: line), policy: .wait(until: deadline))
             } catch {
                 call.withdraw()  // never queued: let go of the caller's closure
                 throw error

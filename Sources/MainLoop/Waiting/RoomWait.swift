@@ -19,21 +19,31 @@ extension EventLoop {
     /// - Throws: the close reason (`.shutDown`) once the mailbox is closed;
     ///   with a bound, `.full`, `.timedOut` or `.deadlock` per `policy`.
     @usableFromInline
-    func enqueue(_ job: Job, policy: RoomPolicy = .wait(until: nil)) throws(EventLoopError) {
+    func enqueue(_ job: Job, site: PostSite = .none, policy: RoomPolicy = .wait(until: nil)) throws(EventLoopError) {
         let offer: Mailbox.Offer
-        if case .admit = policy { offer = try mailbox.admit(job) } else { offer = try mailbox.offer(job) }
+        if case .admit = policy {
+            offer = try mailbox.admit(job, site: site)
+        } else {
+            offer = try mailbox.offer(job, site: site)
+        }
         switch offer {
         case .queued: return
         case .queuedWakeLoop: wake()
-        case .full: try enqueueWhenFull(job, policy)
+        case .full: try enqueueWhenFull(job, site, policy)
         }
+    }
+
+    /// Any thread: hands `job` to the urgent lane (see `postUrgent`).
+    @usableFromInline
+    func enqueueUrgent(_ job: Job, site: PostSite) throws(EventLoopError) {
+        if case .queuedWakeLoop = try mailbox.offerUrgent(job, site: site) { wake() }
     }
 
     /// The full-mailbox path. Posts from the loop's own thread are always
     /// admitted: the loop cannot wait for itself.
-    private func enqueueWhenFull(_ job: Job, _ policy: RoomPolicy) throws(EventLoopError) {
+    private func enqueueWhenFull(_ job: Job, _ site: PostSite, _ policy: RoomPolicy) throws(EventLoopError) {
         if inLoop {
-            if case .queuedWakeLoop = try mailbox.admit(job) { wake() }
+            if case .queuedWakeLoop = try mailbox.admit(job, site: site) { wake() }
             return
         }
         let deadline: UInt64?
@@ -49,7 +59,7 @@ extension EventLoop {
         if let caller { try WaitForGraph.block(caller, on: self) }
         defer { if let caller { WaitForGraph.unblock(caller) } }
         let room = Completion<Void>()
-        switch try mailbox.offer(job, orWaitWith: room) {
+        switch try mailbox.offer(job, site: site, orWaitWith: room) {
         case .queued: return
         case .queuedWakeLoop: wake()
         case .full: try room.waitForRoom(until: deadline) { self.mailbox.withdraw(room) }

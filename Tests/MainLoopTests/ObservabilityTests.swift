@@ -1,0 +1,180 @@
+// ObservabilityTests.swift: what a loop tells about itself: queue-delay and
+// run-time histograms, slow jobs by name, stalls by name while they last,
+// and the urgent lane that overtakes a full mailbox.
+import Glibc
+import TestKit
+import Testing
+
+@testable import MainLoop
+
+@Suite(.timeLimit(.minutes(3))) struct ObservabilityTests {
+    // MARK: - Latency figures
+
+    @Test func theHistogramIsWithinItsRelativeErrorOverEveryScale() {
+        var histogram = LatencyHistogram()
+        var value: UInt64 = 1
+        while value < 1 << 42 {
+            histogram.reset()
+            histogram.record(value)
+            let reported = histogram.value(at: 0.5)
+            #expect(reported >= value, "\(value) reported as \(reported)")
+            #expect(Double(reported - value) <= Double(value) / 64, "\(value) reported as \(reported)")
+            value = value * 3 / 2 + 1
+        }
+        histogram.reset()
+        for value in 1...1000 as ClosedRange<UInt64> { histogram.record(value * 1000) }
+        #expect(histogram.summary.count == 1000)
+        let p99 = histogram.value(at: 0.99)
+        #expect(p99 >= 990_000 && p99 <= 990_000 + 990_000 / 64)
+    }
+
+    @Test func queueDelayAndRunTimeAreMeasuredAndResetZeroesThem() throws {
+        try withSpawnedLoop("latency") { loop in
+            let gate = try Gate.occupy(loop)
+            sleep(milliseconds: 1)
+            // 640 posts wait behind the gate for 30 ms or more: the sampled ones say so.
+            let done = Locked(0)
+            for _ in 0..<640 { try loop.post { done.withValue { $0 += 1 } } }
+            sleep(milliseconds: 30)
+            gate.open()
+            #expect(eventually { done.current == 640 })
+            // Jobs that each run 2 ms: the sampled ones' run time says so.
+            for _ in 0..<128 { try loop.post { usleep(2000) } }
+            // Figures are published when a batch ends: a second round trip
+            // lands in a later batch than the jobs above.
+            try loop.postAndWait {}
+            try loop.postAndWait {}
+            let stats = loop.stats
+            #expect(stats.queueDelay.count >= 10, "\(stats.queueDelay)")
+            #expect(stats.queueDelay.max >= .milliseconds(30), "\(stats.queueDelay)")
+            #expect(stats.runTime.max >= .milliseconds(2), "\(stats.runTime)")
+            #expect(stats.runTime.count == stats.queueDelay.count)
+            #expect(stats.queueDelay.buckets.reduce(0) { $0 + $1.count } == stats.queueDelay.count)
+            loop.resetStats()
+            #expect(loop.stats.queueDelay == .empty && loop.stats.runTime == .empty)
+            #expect(loop.stats.posted == stats.posted)  // the counters are kept
+        }
+    }
+
+    @Test func aLoopWithoutLatencyStatsMeasuresNothing() throws {
+        let loop = try EventLoop.spawn(name: "no-latency", latencyStats: false)
+        defer { stopAndWait(loop) }
+        for _ in 0..<1000 { try loop.post {} }
+        try loop.postAndWait {}
+        #expect(loop.stats.queueDelay == .empty && loop.stats.runTime == .empty)
+        #expect(loop.stats.executed == 1002)  // spawn's own post, 1000, the postAndWait
+    }
+
+    // MARK: - Slow jobs
+
+    @Test func aSlowJobIsReportedOnceWithThePostersFileAndLine() throws {
+        try withSpawnedLoop("slow") { loop in
+            let reports = Locked<[SlowJobReport]>([])
+            let reportThreads = Locked<Set<Bool>>([])
+            try loop.onSlowJob(threshold: .milliseconds(20)) { report in
+                reports.withValue { $0.append(report) }
+                reportThreads.withValue { _ = $0.insert(loop.inLoop) }
+            }
+            try loop.post { usleep(1000) }  // fast: not reported
+            let line = #line + 1
+            try loop.post { usleep(50_000) }
+            try loop.postAndWait {}
+            try loop.postAndWait {}
+            let got = reports.current
+            #expect(got.count == 1)
+            #expect(got.first?.label == "MainLoopTests/ObservabilityTests.swift:\(line)")
+            #expect((got.first?.runTime ?? .zero) >= .milliseconds(50))
+            #expect(reportThreads.current == [true])  // called on the loop thread
+            // With a handler installed every job is timed: run time counts them all.
+            #expect(loop.stats.runTime.count >= 3)
+        }
+    }
+
+    // MARK: - Watchdog
+
+    @Test func aBlockedJobIsReportedWhileItBlocksOncePerStall() throws {
+        try withSpawnedLoop("stalls") { loop in
+            let reports = Locked<[StallReport]>([])
+            let dog = try loop.watchdog(timeout: .milliseconds(40)) { report in reports.withValue { $0.append(report) }
+            }
+            defer { dog.cancel() }
+            try loop.postAndWait {}  // the watchdog's activity is attached
+            let release = Locked(false)
+            let line = #line + 1
+            try loop.post { while !release.current { usleep(1000) } }
+            // Reported while it is still blocked, and only once.
+            #expect(eventually(within: .seconds(5)) { reports.current.count == 1 })
+            sleep(milliseconds: 200)
+            #expect(reports.current.count == 1)
+            #expect(reports.current.first?.label == "MainLoopTests/ObservabilityTests.swift:\(line)")
+            #expect((reports.current.first?.blockedFor ?? .zero) >= .milliseconds(40))
+            release.set(true)
+            // Quick jobs do not stall; a timer that blocks is a new stall.
+            for _ in 0..<100 { try loop.post {} }
+            let released = Locked(false)
+            try loop.schedule(after: .milliseconds(1)) { while !released.current { usleep(1000) } }
+            #expect(eventually(within: .seconds(5)) { reports.current.count == 2 })
+            #expect(reports.current.last?.label == "a timer callback")
+            released.set(true)
+            try loop.postAndWait {}
+            sleep(milliseconds: 150)
+            #expect(reports.current.count == 2)
+        }
+    }
+
+    // MARK: - Urgent lane
+
+    @Test func urgentPostsOvertakeAFullMailboxOf100kPostsInFIFOOrder() throws {
+        let loop = try EventLoop.spawn(name: "urgent", mailboxCapacity: 100_000)
+        defer { stopAndWait(loop) }
+        let order = Locked<[Int]>([])
+        order.withValue { $0.reserveCapacity(100_010) }
+        let gate = try Gate.occupy(loop)
+        for i in 0..<100_000 { try loop.post { order.withValue { $0.append(i) } } }
+        #expect(throws: EventLoopError.full) { try loop.tryPost {} }
+        for u in 1...3 { try loop.postUrgent { order.withValue { $0.append(-u) } } }
+        gate.open()
+        #expect(eventually { order.current.count == 100_003 })
+        #expect(order.current == [-1, -2, -3] + Array(0..<100_000))
+        loop.stop()
+        #expect(throws: EventLoopError.shutDown) { try loop.postUrgent {} }
+    }
+
+    @Test func anUrgentPostRunsBeforeTheRestOfTheCurrentBatch() throws {
+        try withSpawnedLoop("urgent-batch") { loop in
+            let order = Locked<[Int]>([])
+            let gate = try Gate.occupy(loop)
+            for i in 0..<10 {
+                try loop.post {
+                    order.withValue { $0.append(i) }
+                    if i == 3 { try? loop.postUrgent { order.withValue { $0.append(100) } } }
+                }
+            }
+            let bound = LoopBound(0, on: loop)
+            gate.open()
+            try bound.postUrgent { _ in order.withValue { $0.append(200) } }
+            try loop.postAndWait {}
+            let got = order.current
+            // 100 runs right after 3, before 4..9 of the same batch; 200 is
+            // urgent too, so it is also ahead of whatever was still pending.
+            let index = got.firstIndex(of: 100)
+            #expect(index.map { got[$0 - 1] == 3 } == true, "\(got)")
+            #expect(got.filter { $0 < 100 } == Array(0..<10))
+            #expect(got.contains(200))
+        }
+    }
+
+    @Test func aFloodOfUrgentPostsDoesNotStarveTimers() throws {
+        try withSpawnedLoop("urgent-flood") { loop in
+            let stop = Locked(false)
+            let flooder = TestThread {
+                while !stop.current { try? loop.postUrgent {} }
+            }
+            let fired = Locked(false)
+            try loop.schedule(after: .milliseconds(10)) { fired.set(true) }
+            #expect(eventually(within: .seconds(5)) { fired.current })
+            stop.set(true)
+            flooder.join("the urgent flooder")
+        }
+    }
+}
