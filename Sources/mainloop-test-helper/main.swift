@@ -312,6 +312,23 @@ func installMainExecutorTwiceScenario() {
     print("first=\(first) second=\(second) isMainExecutor=\(EventLoop.isMainExecutor)")
 }
 
+/// systemd's notify protocol, with NOTIFY_SOCKET and WATCHDOG_USEC set by
+/// the test: READY and STATUS at start, the watchdog petted from
+/// EventLoop.main's timer while the loop runs 300 ms, STOPPING at the end.
+func systemdScenario() {
+    do {
+        try ServiceNotifier.notify(.ready, .status("serving\nwell"))
+        guard let timer = try EventLoop.main.keepServiceWatchdogAlive() else { fail("watchdog off") }
+        try EventLoop.main.schedule(after: .milliseconds(300)) {
+            timer.cancel()
+            EventLoop.main.stop()
+        }
+        try EventLoop.main.run()
+        try ServiceNotifier.notify(.stopping)
+    } catch { fail("\(error)") }
+    print("OK")
+}
+
 switch CommandLine.arguments.dropFirst().first {
 case "main-loop": mainLoopScenario()
 case "fd-limit": fdLimitScenario()
@@ -323,5 +340,6 @@ case "trap-async": trapScenario(waiting: false)
 case "concurrency-main-executor": concurrencyScenario(mainExecutor: true)
 case "install-main-executor-twice": installMainExecutorTwiceScenario()
 case "mainactor-invocable": mainActorInvocableScenario()
+case "systemd": systemdScenario()
 default: fail("usage: mainloop-test-helper <scenario>")
 }

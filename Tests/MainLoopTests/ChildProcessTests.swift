@@ -6,7 +6,9 @@ import Testing
 
 /// Runs `mainloop-test-helper <scenario>` (built next to the test bundle)
 /// with a watchdog, and returns its exit status and output.
-func runHelper(_ scenario: String, timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String) {
+func runHelper(
+    _ scenario: String, timeout: Duration = .seconds(60), environment: [String: String] = [:]
+) throws -> (status: Int32, output: String) {
     let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     var executable = directory.appendingPathComponent("mainloop-test-helper")
     if !FileManager.default.fileExists(atPath: executable.path) {
@@ -17,6 +19,9 @@ func runHelper(_ scenario: String, timeout: Duration = .seconds(60)) throws -> (
     let process = Process()
     process.executableURL = executable
     process.arguments = [scenario]
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let pipe = Pipe()
     process.standardOutput = pipe
     process.standardError = pipe

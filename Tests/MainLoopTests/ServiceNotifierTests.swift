@@ -1,0 +1,101 @@
+// ServiceNotifierTests.swift: systemd's notify protocol against a datagram
+// socket of our own, passed as NOTIFY_SOCKET the way systemd's own tests do:
+// a path and an abstract name, the states' exact wording, and the watchdog
+// petted from a loop's timer in a child process.
+import Glibc
+import TestKit
+import Testing
+
+@testable import MainLoop
+
+/// A bound AF_UNIX datagram socket that collects what is sent to it.
+final class NotifySocket {
+    let fd: Int32
+    let name: String
+
+    init(abstract: Bool) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        let unique = "mainloop-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        name = abstract ? "@\(unique)" : "/tmp/\(unique).sock"
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(name.utf8)
+        if abstract { bytes[0] = 0 }
+        withUnsafeMutableBytes(of: &address.sun_path) { path in
+            for (index, byte) in bytes.enumerated() { path[index] = byte }
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (abstract ? 0 : 1))
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard rc == 0 else { throw EventLoopError.system(call: "bind", errno: errno) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(fd)
+        if name.hasPrefix("/") { unlink(name) }
+    }
+
+    /// The next datagram (nil after the 5 s timeout).
+    func receive() -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        return count < 0 ? nil : String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct ServiceNotifierTests {
+    @Test func statesArriveInOneDatagramAtAPathAndAtAnAbstractName() throws {
+        for abstract in [false, true] {
+            let listener = try NotifySocket(abstract: abstract)
+            try ServiceNotifier.notify([.ready, .status("3 clients\nconnected")], to: listener.name)
+            #expect(listener.receive() == "READY=1\nSTATUS=3 clients connected")
+            try ServiceNotifier.notify([.stopping], to: listener.name)
+            #expect(listener.receive() == "STOPPING=1")
+            try ServiceNotifier.notify([.watchdog], to: listener.name)
+            #expect(listener.receive() == "WATCHDOG=1")
+            try ServiceNotifier.notify([.reloading], to: listener.name)
+            let reloading = listener.receive() ?? ""
+            #expect(reloading.hasPrefix("RELOADING=1\nMONOTONIC_USEC="), "\(reloading)")
+        }
+    }
+
+    @Test func aBadSocketNameIsRefusedAndAMissingOneIsASystemError() throws {
+        #expect(throws: EventLoopError.self) { try ServiceNotifier.notify([.ready], to: "relative/path") }
+        #expect(throws: EventLoopError.self) {
+            try ServiceNotifier.notify([.ready], to: "/" + String(repeating: "x", count: 200))
+        }
+        do {
+            try ServiceNotifier.notify([.ready], to: "/nonexistent/mainloop-notify.sock")
+            Issue.record("sending to a socket nobody listens on succeeded")
+        } catch let error as EventLoopError {
+            guard case .system(call: "sendto", errno: _) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+    }
+
+    @Test func aChildProcessReportsReadyPetsTheWatchdogFromItsLoopAndReportsStopping() throws {
+        let listener = try NotifySocket(abstract: false)
+        let (status, output) = try runHelper(
+            "systemd", environment: ["NOTIFY_SOCKET": listener.name, "WATCHDOG_USEC": "100000"])
+        #expect(status == 0, "\(output)")
+        var received: [String] = []
+        while received.last != "STOPPING=1", let next = listener.receive() { received.append(next) }
+        #expect(received.first == "READY=1\nSTATUS=serving well", "\(received)")
+        // 300 ms at a 50 ms period: about six pets (bounded loosely for a busy machine).
+        let pets = received.filter { $0 == "WATCHDOG=1" }.count
+        #expect(pets >= 3 && pets <= 7, "\(received)")
+        #expect(received.last == "STOPPING=1", "\(received)")
+    }
+
+    @Test func theWatchdogIsOffWhenWatchdogPIDNamesAnotherProcess() throws {
+        let listener = try NotifySocket(abstract: true)
+        let (status, output) = try runHelper(
+            "systemd", environment: ["NOTIFY_SOCKET": listener.name, "WATCHDOG_USEC": "100000", "WATCHDOG_PID": "1"])
+        #expect(status != 0 && output.contains("watchdog off"), "\(output)")
+    }
+}
