@@ -6,6 +6,7 @@
 // its handler it passes the session's gates, in Redis's order: the command
 // exists, its arity fits, the client is authenticated, and inside MULTI it
 // is queued instead of run.
+import MainLoop
 import Synchronization
 
 /// Where a command's key arguments are (COMMAND's first key, last key, step).
@@ -55,6 +56,8 @@ struct Command: Sendable {
     let keys: KeySpec
     let flags: CommandFlags
     let handler: Handler
+    /// The row's position in the table: its latency histogram's index.
+    fileprivate(set) var id = 0
 
     init(
         _ name: String, arity: Int, keys: KeySpec,
@@ -111,6 +114,11 @@ public final class Dispatcher {
     public var keyspace: Keyspace { databases[0] }
     /// Every connected client's session, by id.
     var sessions: [Int: ClientSession] = [:]
+    /// Each command's run time (index: `Command.id`), for INFO
+    /// latencystats and LATENCY HISTOGRAM.
+    var latencies = [LatencyHistogram](repeating: LatencyHistogram(), count: Dispatcher.rows.count)
+    /// SLOWLOG: what is logged, and the entries, newest first.
+    var slowlog = Slowlog()
     /// The password AUTH must give (`--requirepass`), if any.
     let password: [UInt8]?
     /// How many requests have been executed.
@@ -127,13 +135,19 @@ public final class Dispatcher {
 
     /// Every command, by name in lower case and in upper case: clients send
     /// either, so the common case costs no allocation.
-    static let table: [[UInt8]: Command] = {
-        let rows =
+    /// Every command, once, in table order (`Command.id` is the position).
+    static let rows: [Command] = {
+        var rows =
             keyspaceCommands + [
                 Command("info", arity: -1, keys: .none, handler: .session { $0.info($2, &$3) }),
                 Command("command", arity: -1, keys: .none, handler: .session { $0.command($2, &$3) }),
-            ] + stringCommands + keyCommands + sessionCommands + transactionCommands
-        return Dictionary(
+            ] + stringCommands + keyCommands + sessionCommands + transactionCommands + observabilityCommands
+        for index in rows.indices { rows[index].id = index }
+        return rows
+    }()
+
+    static let table: [[UInt8]: Command] = {
+        Dictionary(
             uniqueKeysWithValues: rows.flatMap { row in
                 [(Array(row.name.utf8), row), (Array(row.name.uppercased().utf8), row)]
             })
@@ -194,8 +208,17 @@ public final class Dispatcher {
         out.resp3 = session.resp3
         session.lastCommandAt = monotonicMilliseconds()
         var executed = 0
+        // One clock read per command: each command's time runs from the end
+        // of the one before (Redis reads the clock around every call too).
+        var previous = monotonicNanoseconds()
         batch.forEach { request in
-            execute(request, for: session, into: &out)
+            let command = execute(request, for: session, into: &out)
+            let now = monotonicNanoseconds()
+            if let command {
+                latencies[command.id].record(now - previous)
+                slowlog.note(request, took: now - previous, by: session)
+            }
+            previous = now
             executed += 1
             return out.byteCount < Dispatcher.replyBudget
         }
@@ -203,34 +226,38 @@ public final class Dispatcher {
         return (out.finish(), executed < batch.count ? batch.dropping(first: executed) : nil)
     }
 
-    func execute(_ request: Request, for session: ClientSession, into out: inout ReplyWriter) {
-        guard let first = request.first else { return }
+    /// Runs one request; returns the command when its handler ran (not for
+    /// a refusal, nor a command queued by MULTI).
+    @discardableResult
+    func execute(_ request: Request, for session: ClientSession, into out: inout ReplyWriter) -> Command? {
+        guard let first = request.first else { return nil }
         commandsProcessed += 1
         guard let command = Dispatcher.command(named: first) else {
             session.transaction?.refused = true
             out.error(bytes: unknownCommandMessage(request))
-            return
+            return nil
         }
         session.lastCommand = command.name
         guard command.accepts(request.count) else {
             session.transaction?.refused = true
             out.error("ERR wrong number of arguments for '\(command.name)' command")
-            return
+            return nil
         }
         guard session.authenticated || command.flags.contains(.noAuth) else {
             session.transaction?.refused = true
             out.error("NOAUTH Authentication required.")
-            return
+            return nil
         }
         if session.transaction != nil && !command.flags.contains(.transactionControl) {
             session.transaction!.queued.append(Array(request))
             out.simple("QUEUED")
-            return
+            return nil
         }
         switch command.handler {
         case .keyspace(let handler): handler(databases[session.database], request, &out)
         case .session(let handler): handler(self, session, request, &out)
         }
+        return command
     }
 
     /// One slice of active expiry: the databases that hold keys with an
@@ -257,6 +284,7 @@ public final class Dispatcher {
         let everything =
             wanted.isEmpty || wanted.contains("all") || wanted.contains("everything") || wanted.contains("default")
         var sections = serverInfo()
+        sections.append((section: "Latencystats", lines: latencyStatsLines()))
         sections.append(
             (
                 section: "Stats",
@@ -281,7 +309,13 @@ public final class Dispatcher {
             }
         }
         var text = ""
-        for section in merged where everything || wanted.contains(section.section.lowercased()) {
+        // Redis leaves latencystats out of the default INFO, like its other
+        // optional sections: asked for by name, or with ALL/EVERYTHING.
+        let defaults = wanted.isEmpty || wanted.contains("default")
+        for section in merged
+        where (everything && !(defaults && section.section == "Latencystats"))
+            || wanted.contains(section.section.lowercased())
+        {
             if !text.isEmpty { text += "\r\n" }
             text += "# \(section.section)\r\n"
             for line in section.lines { text += line + "\r\n" }

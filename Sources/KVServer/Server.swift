@@ -76,6 +76,18 @@ public final class Server: @unchecked Sendable {
         }
         port = chosenPort
         let dispatcher = hop.dispatcher
+        // SLOWLOG: the core reports its slow jobs by name, and the
+        // dispatcher logs them with the slowest command they ran.
+        if options.slowlogSlowerThan >= 0 {
+            let threshold = Duration.microseconds(options.slowlogSlowerThan)
+            let maxLength = options.slowlogMaxLength
+            try dispatcher.post { $0.configureSlowlog(threshold: threshold, maxLength: maxLength) }
+            try core.onSlowJob(threshold: threshold) { report in
+                dispatcher.withValue { $0.recordSlowJob(report) }
+            }
+        } else {
+            try dispatcher.post { $0.configureSlowlog(threshold: nil, maxLength: 0) }
+        }
         expiryTimer = try core.schedule(every: .milliseconds(100)) {
             dispatcher.withValue { Server.expire($0, through: dispatcher) }
         }
@@ -160,6 +172,9 @@ public final class Server: @unchecked Sendable {
     /// Connections open now.
     public var connectedClients: Int { clients.load(ordering: .relaxed) }
 
+    /// Requests executed, as of the core's last batch.
+    public var commandsProcessed: Int { hop.counters.commandsProcessed }
+
     // MARK: - Shutdown
 
     /// Graceful stop: every worker stops accepting, answers what its
@@ -216,6 +231,19 @@ public final class Server: @unchecked Sendable {
         for worker in workers {
             loops.append("loop_\(worker.loop.name):\(worker.loop.stats.description.replacingSpaces())")
         }
+        // Each loop's queue delay and run time (sampled: see EventLoopStats).
+        var latencyLines: [String] = []
+        for (name, loop) in [("core", core)] + workers.map({ ($0.loop.name, $0.loop) }) {
+            let stats = loop.stats
+            func micros(_ duration: Duration) -> String {
+                let (seconds, attoseconds) = duration.components
+                let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+                return "\(nanoseconds / 1000).\(String(nanoseconds % 1000 / 100))"
+            }
+            latencyLines.append(
+                "loop_\(name):queue_delay_p50_usec=\(micros(stats.queueDelay.p50)),queue_delay_p99_usec=\(micros(stats.queueDelay.p99)),queue_delay_p999_usec=\(micros(stats.queueDelay.p999)),queue_delay_samples=\(stats.queueDelay.count),run_time_p50_usec=\(micros(stats.runTime.p50)),run_time_p99_usec=\(micros(stats.runTime.p99)),run_time_p999_usec=\(micros(stats.runTime.p999)),run_time_samples=\(stats.runTime.count)"
+            )
+        }
         return [
             (
                 "Server",
@@ -234,6 +262,7 @@ public final class Server: @unchecked Sendable {
                 ]
             ),
             ("MainLoop", loops),
+            ("Loops", latencyLines),
         ]
     }
 }

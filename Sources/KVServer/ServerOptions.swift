@@ -26,6 +26,11 @@ public struct ServerOptions: Sendable {
     /// Redis's `requirepass`: when set, a client must AUTH (or HELLO with
     /// AUTH) with it before any other command.
     public var requirePassword: String?
+    /// Redis's `slowlog-log-slower-than`, in microseconds: the core logs a
+    /// job that held it longer (negative: no slow log).
+    public var slowlogSlowerThan = 10_000
+    /// Redis's `slowlog-max-len`.
+    public var slowlogMaxLength = 128
 
     /// Limits on one client's unsent replies.
     public struct OutputBufferLimit: Sendable, Equatable {
@@ -62,6 +67,11 @@ public struct ServerOptions: Sendable {
                              more than 256 MiB)
           --shutdown-timeout SECONDS
                              how long a graceful stop may take (default 1)
+          --slowlog-log-slower-than MICROSECONDS
+                             SLOWLOG keeps what held the core longer (default
+                             10000, as Redis; negative: off)
+          --slowlog-max-len N
+                             SLOWLOG's length (default 128)
           --requirepass PASSWORD
                              clients must AUTH with PASSWORD (user "default")
                              before anything else (default: no password)
@@ -119,6 +129,9 @@ public struct ServerOptions: Sendable {
                 options.outputBufferLimit = OutputBufferLimit(
                     hard: try size(flag, try value(flag)), soft: try size(flag, try value(flag)),
                     softSeconds: try number(flag, 0...86_400))
+            case "--slowlog-log-slower-than":
+                options.slowlogSlowerThan = try number("--slowlog-log-slower-than", -1...3_600_000_000)
+            case "--slowlog-max-len": options.slowlogMaxLength = try number("--slowlog-max-len", 0...1_000_000)
             case "--requirepass":
                 let password = try value("--requirepass")
                 guard !password.isEmpty else {

@@ -62,7 +62,7 @@ extension Dispatcher {
         if dirty { return out.nullArray() }
         out.arrayHeader(transaction.queued.count)
         for request in transaction.queued {
-            request.withUnsafeBufferPointer { execute($0, for: session, into: &out) }
+            _ = request.withUnsafeBufferPointer { execute($0, for: session, into: &out) }
         }
     }
 }

@@ -40,6 +40,22 @@ do {
 }
 
 let core = EventLoop.main
+// systemd (Type=notify): READY once bound, the client count as STATUS every
+// second, the watchdog petted from the core loop itself (a stuck core stops
+// petting and systemd restarts kvd), STOPPING on SIGTERM. Without
+// $NOTIFY_SOCKET these do nothing.
+func notifySystemd(_ states: ServiceState...) {
+    guard let socket = ServiceNotifier.socket else { return }
+    do { try ServiceNotifier.notify(states, to: socket) } catch {
+        sayAtOnce("kvd: telling systemd failed: \(error)\n")
+    }
+}
+let statusLine = { "\(server.connectedClients) clients, \(server.commandsProcessed) commands" }
+notifySystemd(.ready, .status("serving on \(options.bind):\(server.port); \(statusLine())"))
+if ServiceNotifier.socket != nil {
+    _ = try core.schedule(every: .seconds(1)) { notifySystemd(.status(statusLine())) }
+    _ = try core.keepServiceWatchdogAlive()
+}
 // Signals are handled on a loop of their own, never busy, so that the stop
 // stays bounded even while the core is in the middle of a long job.
 let signals = try EventLoop.spawn(name: "kvd-signals")
@@ -56,6 +72,7 @@ for signalNumber in [SIGTERM, SIGINT] {
             _exit(1)
         }
         say("kvd: stopping (signal \(signalNumber))")
+        notifySystemd(.stopping)
         // Answer what was read, then stop: the core stops once every worker
         // has closed its clients, or when the budget says so.
         server.shutdown { core.stop() }

@@ -6,11 +6,14 @@ import TestKit
 import Testing
 
 /// Starts `kvd` (built next to the test bundle) with its output on a pipe.
-func startKVD(_ arguments: [String]) throws -> (Process, Pipe) {
+func startKVD(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         .deletingLastPathComponent().appendingPathComponent("kvd")
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let output = Pipe()
     process.standardOutput = output
     process.standardError = output
@@ -19,8 +22,8 @@ func startKVD(_ arguments: [String]) throws -> (Process, Pipe) {
 }
 
 /// Starts `kvd` and returns it with the port it serves.
-func launchKVD(_ arguments: [String]) throws -> (Process, Pipe, Int) {
-    let (process, output) = try startKVD(arguments)
+func launchKVD(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Int) {
+    let (process, output) = try startKVD(arguments, environment: environment)
     // The first line says where it serves: "kvd: serving on 127.0.0.1:PORT with ..."
     let text = readOutput(output, until: "\n")
     guard let range = text.range(of: "127.0.0.1:"),
@@ -38,7 +41,7 @@ func launchKVD(_ arguments: [String]) throws -> (Process, Pipe, Int) {
         #expect(status == 0)
         for flag in [
             "--bind", "--port", "--io-threads", "--max-clients", "--max-bulk", "--client-output-buffer-limit",
-            "--shutdown-timeout", "--help",
+            "--shutdown-timeout", "--requirepass", "--slowlog-log-slower-than", "--slowlog-max-len", "--help",
         ] {
             #expect(output.contains(flag), "--help does not explain \(flag)")
         }
@@ -56,6 +59,29 @@ func launchKVD(_ arguments: [String]) throws -> (Process, Pipe, Int) {
         #expect(status == 1, "\(output)")
         #expect(output.contains("Address already in use"), "\(output)")
         kill(process.processIdentifier, SIGTERM)
+        #expect(waitForExit(process))
+    }
+
+    @Test func kvdTellsSystemdReadyStatusWatchdogAndStopping() throws {
+        let listener = try NotifySocket(abstract: true)
+        let (process, _, port) = try launchKVD(
+            ["--port", "0", "--io-threads", "1"],
+            environment: ["NOTIFY_SOCKET": listener.name, "WATCHDOG_USEC": "200000"])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let client = try TestClient(port: port)
+        #expect(client.roundTrip("SET a 1\r\n", replyBytes: 5) == "+OK\r\n")
+        var received: [String] = []
+        while !received.contains(where: { $0.hasPrefix("STATUS=1 clients") }) || !received.contains("WATCHDOG=1"),
+            received.count < 100, let next = listener.receive()
+        {
+            received.append(next)
+        }
+        #expect(received.first?.hasPrefix("READY=1\nSTATUS=serving on 127.0.0.1:\(port);") == true, "\(received)")
+        #expect(received.contains("WATCHDOG=1"), "\(received)")
+        #expect(received.contains { $0.hasPrefix("STATUS=1 clients, ") }, "\(received)")
+        kill(process.processIdentifier, SIGTERM)
+        while received.last != "STOPPING=1", let next = listener.receive() { received.append(next) }
+        #expect(received.last == "STOPPING=1", "\(received)")
         #expect(waitForExit(process))
     }
 

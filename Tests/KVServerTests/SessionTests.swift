@@ -71,3 +71,84 @@ import Testing
         }
     }
 }
+
+@Suite(.timeLimit(.minutes(2))) struct LatencyReportTests {
+    /// A RESP2 reply read whole: simple strings, integers and bulks as
+    /// strings, arrays as nested arrays.
+    indirect enum Value: Equatable {
+        case text(String)
+        case array([Value])
+    }
+
+    func readValue(_ client: TestClient) -> Value {
+        let line = client.readLine()
+        let body = String(line.dropFirst().prefix { $0 != "\r\n" && $0 != "\r" })
+        switch line.first {
+        case "*": return .array((0..<(Int(body) ?? 0)).map { _ in readValue(client) })
+        case "$":
+            let length = Int(body) ?? -1
+            guard length >= 0 else { return .text("(nil)") }
+            let bytes = client.read(count: length + 2)
+            return .text(String(decoding: bytes.dropLast(2), as: UTF8.self))
+        default: return .text(body)
+        }
+    }
+
+    @Test func infoLatencystatsLatencyHistogramAndInfoLoopsDescribeWhatRan() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            for _ in 0..<50 { _ = client.roundTrip("SET k v\r\n", replyBytes: 5) }
+            _ = client.roundTrip("GET k\r\n", replyBytes: 7)
+            client.send("INFO latencystats\r\n")
+            guard case .text(let info) = readValue(client) else {
+                Issue.record("INFO did not answer a bulk")
+                return
+            }
+            let lines = info.split(separator: "\r\n").map(String.init)
+            #expect(lines.first == "# Latencystats")
+            #expect(lines.contains { $0.hasPrefix("latency_percentiles_usec_set:p50=") && $0.contains(",p99.9=") })
+            #expect(lines.contains { $0.hasPrefix("latency_percentiles_usec_get:p50=") })
+            #expect(!lines.contains { $0.hasPrefix("latency_percentiles_usec_del:") })  // never ran
+            client.send("LATENCY HISTOGRAM set del\r\n")
+            guard case .array(let map) = readValue(client), map.count == 2, map[0] == .text("set"),
+                case .array(let set) = map[1], set.count == 4, set[0] == .text("calls"), set[1] == .text("50"),
+                set[2] == .text("histogram_usec"), case .array(let buckets) = set[3], buckets.count >= 2,
+                case .text(let lastCount) = buckets[buckets.count - 1]
+            else {
+                Issue.record("LATENCY HISTOGRAM has the wrong shape")
+                return
+            }
+            #expect(lastCount == "50")  // cumulative: the last bucket counts every call
+            client.send("INFO loops\r\n")
+            guard case .text(let loops) = readValue(client) else {
+                Issue.record("INFO loops")
+                return
+            }
+            #expect(loops.hasPrefix("# Loops\r\nloop_core:queue_delay_p50_usec="), "\(loops)")
+            #expect(loops.contains("loop_kvd-io-0:"))
+        }
+    }
+
+    @Test func slowlogKeepsTheCommandsThatHeldTheCore() throws {
+        try withServer({
+            $0.slowlogSlowerThan = 0; $0.slowlogMaxLength = 3
+        }) { server in
+            let client = try TestClient(port: server.port)
+            #expect(client.roundTrip("SLOWLOG RESET\r\n", replyBytes: 5) == "+OK\r\n")
+            #expect(client.roundTrip("SET greeting hello\r\n", replyBytes: 5) == "+OK\r\n")
+            // The SET's batch was logged once it ended, with its command and client.
+            client.send("SLOWLOG GET 1\r\n")
+            guard case .array(let entries) = readValue(client), entries.count == 1,
+                case .array(let entry) = entries[0], entry.count == 6
+            else {
+                Issue.record("SLOWLOG GET has the wrong shape")
+                return
+            }
+            #expect(entry[3] == .array([.text("SET"), .text("greeting"), .text("hello")]))
+            guard case .text(let address) = entry[4] else { return }
+            #expect(address.hasPrefix("127.0.0.1:"))
+            for _ in 0..<5 { _ = client.roundTrip("PING\r\n", replyBytes: 7) }
+            #expect(client.roundTrip("SLOWLOG LEN\r\n", replyBytes: 4) == ":3\r\n")  // --slowlog-max-len
+        }
+    }
+}
