@@ -3,6 +3,8 @@
 
   plot.py peers bench/latest.txt bench/latest.svg      (make bench)
   plot.py kvd bench/kvd-latest.txt bench/kvd-latest.svg (make bench-kvd)
+  plot.py histogram bench/queue-delay.txt bench/queue-delay.svg
+                                                        (make bench: mainloop-bench --histogram)
 
 One panel per metric, one horizontal bar per peer (its median over the
 rounds), MainLoop's rows (and kvd's) highlighted. The caption names the
@@ -70,6 +72,36 @@ def kvd_panels(path):
     return [("redis-benchmark -c 50 (k requests/s, longer is better)", rows, lambda label: label.endswith("kvd"))]
 
 
+def format_ns(ns):
+    if ns < 1000:
+        return f"{ns:.0f} ns"
+    if ns < 1_000_000:
+        return f"{ns / 1000:.0f} us"
+    return f"{ns / 1_000_000:.0f} ms"
+
+
+def histogram_panels(path):
+    """The queue-delay histogram, its buckets gathered into powers of two."""
+    bins, total, title = {}, 0, "queue delay"
+    for line in open(path):
+        if line.startswith("#"):
+            title = line[1:].strip()
+            continue
+        parts = line.split()
+        if len(parts) == 2:
+            upper, count = int(parts[0]), int(parts[1])
+            power = max(upper, 1).bit_length()  # the bin holds values up to 2^power
+            bins[power] = bins.get(power, 0) + count
+            total += count
+    if not bins:
+        return []
+    rows = []
+    for power in range(min(bins), max(bins) + 1):
+        count = bins.get(power, 0)
+        rows.append((f"<= {format_ns(2 ** power)}", 100.0 * count / total))
+    return [(f"{title} (% of samples per bin)", rows, lambda label: True)]
+
+
 def svg(panels, caption):
     width, label_width, bar_width, row, gap = 900, 260, 520, 18, 40
     height = 40 + sum(gap + row * len(rows) for _, rows, _ in panels) + 20
@@ -98,12 +130,18 @@ def svg(panels, caption):
 
 def main():
     kind, source, target = sys.argv[1:4]
-    panels = peer_panels(source) if kind == "peers" else kvd_panels(source)
+    readers = {"peers": peer_panels, "kvd": kvd_panels, "histogram": histogram_panels}
+    panels = readers[kind](source)
     if not panels:
         sys.exit(f"plot.py: no results in {source}")
-    what = "MainLoop against its peers" if kind == "peers" else "kvd against redis-server 7.0.15"
+    what = {
+        "peers": "MainLoop against its peers",
+        "kvd": "kvd against redis-server 7.0.15",
+        "histogram": "EventLoop.main's queue delay under the peer benchmark (mainloop-bench --histogram)",
+    }[kind]
     date = datetime.datetime.fromtimestamp(os.path.getmtime(source), datetime.timezone.utc).strftime("%Y-%m-%d")
-    caption = f"{what}: medians, measured {date} on {machine()}"
+    kind_of_figure = "" if kind == "histogram" else "medians, "
+    caption = f"{what}: {kind_of_figure}measured {date} on {machine()}"
     with open(target, "w") as f:
         f.write(svg(panels, caption))
     print(f"wrote {target}")

@@ -289,6 +289,17 @@ func run(_ route: Route, m: Int, asyncsem: Bool = false) {
 
 let boundedCapacity = 1_024
 let boundedMode = CommandLine.arguments.dropFirst(2).first == "bounded"
+/// `nolatency`: the closure route's throughput on a main loop made with
+/// `latencyStats: false` (reported as mainloop_nolatency), to price the
+/// latency figures against `mainloop` in the same run.
+let noLatencyMode = CommandLine.arguments.dropFirst(2).first == "nolatency"
+/// `histogram FILE`: after the run, the main loop's queue-delay histogram
+/// as `upper_bound_ns count` lines (bench/plot.py histogram draws it).
+let histogramFile: String? = {
+    let arguments = Array(CommandLine.arguments.dropFirst(2))
+    guard let index = arguments.firstIndex(of: "--histogram"), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}()
 let mainExecutorMode = CommandLine.arguments.dropFirst(2).first == "mainactor-executor"
 
 /// `mainloop-bench M throughput [PEER]`: only that route's P=1 throughput
@@ -305,11 +316,21 @@ let boundedRoute = Route(
 
 func driver() {
     if let route = throughputOnly {
+        _ = throughput(route, 1, max(M / 10, 1))  // warm-up, not reported
         result(route.peer, "throughput_p1", throughput(route, 1, M), "ops_per_s")
         exit(failed ? 1 : 0)
     }
     let onMain = try! loop.postAndWait { EventLoop.isMainThread }
     emit("NOTE peer=mainloop loop_runs_on=\(onMain ? "main_thread" : "other_thread")")
+    if noLatencyMode {
+        let route = Route(
+            peer: "mainloop_nolatency", post: closureRoute.post, roundtrip: closureRoute.roundtrip,
+            wake: closureRoute.wake)
+        _ = throughput(route, 1, max(M / 10, 1))  // warm-up, not reported
+        result(route.peer, "throughput_p1", throughput(route, 1, M), "ops_per_s")
+        result(route.peer, "throughput_p4", throughput(route, 4, M), "ops_per_s")
+        exit(failed ? 1 : 0)
+    }
     if boundedMode {
         run(boundedRoute, m: M)
         let stats = loop.stats
@@ -324,10 +345,30 @@ func driver() {
     }
     figures()
     run(closureRoute, m: M, asyncsem: true)
+    writeHistogram()
     run(loopBoundRoute, m: M)
     run(invocationRoute, m: max(M / 8, 1))
     runAsync(performRoute, m: max(M / 16, 1))
     runAsync(taskExecutorRoute, m: max(M / 16, 1))
     runAsync(mainActorRoute("mainloop_mainactor_dispatch"), m: max(M / 16, 1))
     exit(failed ? 1 : 0)
+}
+
+/// With `--histogram FILE`: the main loop's queue-delay histogram so far
+/// (the closure route's throughput and round-trip runs), one bucket a line.
+func writeHistogram() {
+    guard let histogramFile else { return }
+    let delay = loop.stats.queueDelay
+    var text = "# queue delay of EventLoop.main, \(delay.count) sampled posts: upper_bound_ns count\n"
+    for bucket in delay.buckets {
+        let (seconds, attoseconds) = bucket.upperBound.components
+        text += "\(seconds * 1_000_000_000 + attoseconds / 1_000_000_000) \(bucket.count)\n"
+    }
+    guard let file = fopen(histogramFile, "w") else {
+        emit("FAIL cannot write \(histogramFile)")
+        return
+    }
+    fputs(text, file)
+    fclose(file)
+    emit("NOTE peer=mainloop queue_delay \(delay)")
 }

@@ -13,6 +13,8 @@ import MainLoop
 // `bounded`: the same closure route through a mailbox bounded at 1,024
 // (reported as mainloop_bounded1024); configured before EventLoop.main exists.
 if boundedMode { try! EventLoop.configureMain(mailboxCapacity: boundedCapacity) }
+// `nolatency`: the main loop without its latency figures.
+if noLatencyMode { try! EventLoop.configureMain(mailboxCapacity: nil, latencyStats: false) }
 // `mainactor-executor`: MainActor jobs straight into EventLoop.main's mailbox.
 if mainExecutorMode { try! EventLoop.installMainExecutor() }
 

@@ -125,9 +125,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private init(mainLoop: ()) {
         self.name = "main"
         self.isMain = true
-        let capacity = MainLoopConfiguration.claim()
+        let configuration = MainLoopConfiguration.claim()
         do {
-            let core = try LoopCore(mailboxCapacity: capacity)
+            let core = try LoopCore(
+                mailboxCapacity: configuration.mailboxCapacity, latencyStats: configuration.latencyStats)
             self.setup = .success(core)
             self.mailbox = core.mailbox
         } catch {
@@ -137,12 +138,13 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         executor.attach(to: self)
     }
 
-    /// Bounds ``EventLoop/main``'s mailbox (see ``init(name:mailboxCapacity:latencyStats:)``).
+    /// Bounds ``EventLoop/main``'s mailbox, and turns its latency figures
+    /// on or off (see ``init(name:mailboxCapacity:latencyStats:)``).
     /// Call it before anything touches `EventLoop.main`.
     /// - Throws: ``EventLoopError/invalidArgument(_:)`` once `EventLoop.main`
     ///   exists, or for a capacity below 1.
-    public static func configureMain(mailboxCapacity: Int?) throws {
-        try MainLoopConfiguration.set(mailboxCapacity: mailboxCapacity)
+    public static func configureMain(mailboxCapacity: Int?, latencyStats: Bool = true) throws {
+        try MainLoopConfiguration.set(mailboxCapacity: mailboxCapacity, latencyStats: latencyStats)
     }
 
     /// Starts a new thread named `name` that runs a new loop, and returns once

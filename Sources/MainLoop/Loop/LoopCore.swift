@@ -57,7 +57,7 @@ final class LoopCore: @unchecked Sendable {
         self.base = base
         self.eventFD = fd
         self.mailbox = Mailbox(capacity: mailboxCapacity, sampling: latencyStats)
-        self.monitor = JobMonitor(latencyStats: latencyStats)
+        self.monitor = JobMonitor(latencyStats: latencyStats, mailbox: mailbox)
         let context = Unmanaged.passUnretained(self).toOpaque()
         wakeEvent = event_new(
             base, fd, Int16(EV_READ | EV_PERSIST),
@@ -122,9 +122,10 @@ final class LoopCore: @unchecked Sendable {
         var samples = SampleCursor(batch)
         var index = 0
         while true {
-            if mailbox.hasUrgent { urgentRan += runUrgent() }
+            let attention = mailbox.attention
+            if attention & Mailbox.Attention.urgent != 0 { urgentRan += runUrgent() }
             guard index < batch.count else { break }
-            runJob(index, of: batch, &samples)
+            runJob(index, of: batch, &samples, watched: attention & Mailbox.Attention.watching != 0)
             index += 1
         }
         batch.reset()
@@ -137,7 +138,8 @@ final class LoopCore: @unchecked Sendable {
         var urgent = mailbox.takeUrgent()
         let count = urgent.count
         var samples = SampleCursor(urgent)
-        for index in 0..<count { runJob(index, of: urgent, &samples) }
+        let watched = mailbox.attention & Mailbox.Attention.watching != 0
+        for index in 0..<count { runJob(index, of: urgent, &samples, watched: watched) }
         urgent.reset()
         mailbox.finishUrgent(urgent, ran: count)
         return count
@@ -146,9 +148,9 @@ final class LoopCore: @unchecked Sendable {
     /// Loop thread: runs job `index` of `buffer`: straight, or through the
     /// monitor when it is sampled or somebody watches every job.
     @inline(__always)
-    private func runJob(_ index: Int, of buffer: JobBuffer, _ samples: inout SampleCursor) {
+    private func runJob(_ index: Int, of buffer: JobBuffer, _ samples: inout SampleCursor, watched: Bool) {
         let acceptedAt = samples.acceptedAt(index, in: buffer)
-        if acceptedAt != nil || monitor.watchesEveryJob {
+        if acceptedAt != nil || watched {
             monitor.run(buffer.take(index), site: buffer.site(index), acceptedAt: acceptedAt)
         } else {
             buffer.take(index).run()

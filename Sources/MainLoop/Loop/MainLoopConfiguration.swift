@@ -5,9 +5,10 @@ enum MainLoopConfiguration {
     private static let lock = Lock()
     // Guarded by `lock`.
     nonisolated(unsafe) private static var mailboxCapacity: Int?
+    nonisolated(unsafe) private static var latencyStats = true
     nonisolated(unsafe) private static var claimed = false
 
-    static func set(mailboxCapacity capacity: Int?) throws(EventLoopError) {
+    static func set(mailboxCapacity capacity: Int?, latencyStats: Bool) throws(EventLoopError) {
         if let capacity, capacity < 1 {
             throw .invalidArgument("mailboxCapacity must be at least 1, got \(capacity)")
         }
@@ -17,13 +18,14 @@ enum MainLoopConfiguration {
             throw .invalidArgument("EventLoop.main already exists: configure it before its first use")
         }
         mailboxCapacity = capacity
+        self.latencyStats = latencyStats
     }
 
     /// Called once, by EventLoop.main's initializer: later `set` calls fail.
-    static func claim() -> Int? {
+    static func claim() -> (mailboxCapacity: Int?, latencyStats: Bool) {
         lock.withLock {
             claimed = true
-            return mailboxCapacity
+            return (mailboxCapacity, latencyStats)
         }
     }
 }

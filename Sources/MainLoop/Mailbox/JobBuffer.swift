@@ -2,9 +2,9 @@
 //
 // Beside each job, a word for its post site (Observability/PostSite.swift),
 // written only once somebody asked for labels: `sitesFrom` is the first
-// index whose word was written. The site array is allocated with the jobs
-// and never touched otherwise, so a loop nobody watches pays no memory for
-// it (large allocations are mapped lazily) and no store. Sampled jobs (one
+// index whose word was written. The site array is allocated on the first
+// labelled append and grows with the jobs from then on, so a loop nobody
+// watches pays neither memory nor stores for it. Sampled jobs (one
 // post in 64, for the latency figures) are listed in `samples`, in index
 // order, with the time each was accepted.
 
@@ -32,6 +32,7 @@ struct JobBuffer {
     @inline(__always)
     mutating func append(_ job: Job, site: PostSite) {
         if count == capacity { grow() }
+        if sites == nil { sites = .allocate(capacity: capacity) }
         if sitesFrom == Int.max { sitesFrom = count }
         (base.unsafelyUnwrapped + count).initialize(to: job)
         (sites.unsafelyUnwrapped + count).initialize(to: site)
@@ -46,19 +47,19 @@ struct JobBuffer {
     private mutating func grow() {
         let newCapacity = Swift.max(capacity * 2, 256)
         let newBase = UnsafeMutablePointer<Job>.allocate(capacity: newCapacity)
-        let newSites = UnsafeMutablePointer<PostSite>.allocate(capacity: newCapacity)
         if let base {
             newBase.moveInitialize(from: base, count: count)
             base.deallocate()
         }
         if let sites {
+            let newSites = UnsafeMutablePointer<PostSite>.allocate(capacity: newCapacity)
             if sitesFrom < count {
                 (newSites + sitesFrom).moveInitialize(from: sites + sitesFrom, count: count - sitesFrom)
             }
             sites.deallocate()
+            self.sites = newSites
         }
         base = newBase
-        sites = newSites
         capacity = newCapacity
     }
 

@@ -29,7 +29,8 @@
 // wake-up and a retry).
 //
 // Urgent lane: `postUrgent` jobs go to `urgent`, a second buffer, and set
-// `urgentWaiting`, which the loop reads (one relaxed load) before each job
+// `attention`'s urgent bit, which the loop reads (one relaxed load, with the
+// bit that says somebody watches every job) before each job
 // of a batch: it then takes the whole urgent buffer and runs it first, FIFO.
 // Urgent jobs ignore the bound (they are admitted when the mailbox is full)
 // and are refused once the mailbox is closed, like any post. A drain ends
@@ -113,10 +114,17 @@ final class Mailbox: @unchecked Sendable {
     }
 
     private let state: UnsafeMutablePointer<State>
-    /// Urgent jobs are queued: set under the mutex by `offerUrgent`, cleared
-    /// under it by `takeUrgent`; the loop reads it without the lock between
-    /// jobs (a stale false only delays the urgent jobs to the next check).
-    private let urgentWaiting = Atomic<Bool>(false)
+    /// What the loop must look at before its next job, in one word so that
+    /// a job costs one relaxed load: `Attention.urgent` (urgent jobs are
+    /// queued: set under the mutex by `offerUrgent`, cleared under it by
+    /// `takeUrgent`; a stale read only delays them to the next check) and
+    /// `Attention.watching` (every job goes through the monitor; set once).
+    private let attentionWord = Atomic<UInt8>(0)
+
+    enum Attention {
+        static let urgent: UInt8 = 1
+        static let watching: UInt8 = 2
+    }
 
     /// An open mailbox holding at most `capacity` pending jobs (nil:
     /// unbounded); `sampling` stamps one post in 64 for the latency figures.
@@ -208,22 +216,27 @@ final class Mailbox: @unchecked Sendable {
         lock()
         try checkOpen()
         store(job, site: site, in: &state.pointee.urgent)
-        urgentWaiting.store(true, ordering: .relaxed)
+        attentionWord.bitwiseOr(Attention.urgent, ordering: .relaxed)
         let offer = wakeIfAsleep()
         unlock()
         return offer
     }
 
-    /// Loop thread, between jobs: true when urgent jobs wait.
+    /// Loop thread, between jobs: the `Attention` bits.
     @inline(__always)
-    var hasUrgent: Bool { urgentWaiting.load(ordering: .relaxed) }
+    var attention: UInt8 { attentionWord.load(ordering: .relaxed) }
+
+    /// Loop thread: every job goes through the monitor from now on.
+    func startWatching() {
+        attentionWord.bitwiseOr(Attention.watching, ordering: .relaxed)
+    }
 
     /// Loop thread: takes every urgent job in one swap.
     func takeUrgent() -> JobBuffer {
         lock()
         let batch = state.pointee.urgent
         state.pointee.urgent = state.pointee.spareUrgent
-        urgentWaiting.store(false, ordering: .relaxed)
+        attentionWord.bitwiseAnd(~Attention.urgent, ordering: .relaxed)
         unlock()
         state.pointee.spareUrgent = JobBuffer()
         return batch
@@ -393,7 +406,7 @@ final class Mailbox: @unchecked Sendable {
         let batches = [state.pointee.urgent, state.pointee.pending]
         state.pointee.urgent = JobBuffer()
         state.pointee.pending = JobBuffer()
-        urgentWaiting.store(false, ordering: .relaxed)
+        attentionWord.bitwiseAnd(~Attention.urgent, ordering: .relaxed)
         unlock()
         _ = refused
         return batches

@@ -11,25 +11,26 @@ final class JobMonitor: @unchecked Sendable {
     private(set) var slowJob: (threshold: UInt64, handler: @Sendable (SlowJobReport) -> Void)?
     private(set) var activity: LoopActivity?
 
-    init(latencyStats: Bool) {
+    init(latencyStats: Bool, mailbox: Mailbox) {
         recorder = latencyStats ? LatencyRecorder() : nil
+        self.mailbox = mailbox
     }
 
-    /// True when every job goes through `run(_:site:acceptedAt:)`: somebody
-    /// wants slow jobs or stalls reported. Read before each job (a handler
-    /// installed by a job applies to the rest of its batch).
-    private(set) var watchesEveryJob = false
+    /// Told when every job must go through `run(_:site:acceptedAt:)`
+    /// (somebody wants slow jobs or stalls reported): the mailbox's
+    /// attention word, which the loop reads before each job anyway.
+    private let mailbox: Mailbox
 
     /// Loop thread.
     func setSlowJobHandler(threshold: UInt64, _ handler: @escaping @Sendable (SlowJobReport) -> Void) {
         slowJob = (threshold, handler)
-        watchesEveryJob = true
+        mailbox.startWatching()
     }
 
     /// Loop thread.
     func attach(_ activity: LoopActivity) {
         self.activity = activity
-        watchesEveryJob = true
+        mailbox.startWatching()
     }
 
     /// Loop thread: runs `job`, measuring what is asked for. `acceptedAt`
