@@ -289,10 +289,12 @@ func run(_ route: Route, m: Int, asyncsem: Bool = false) {
 
 let boundedCapacity = 1_024
 let boundedMode = CommandLine.arguments.dropFirst(2).first == "bounded"
-/// `nolatency`: the closure route's throughput on a main loop made with
-/// `latencyStats: false` (reported as mainloop_nolatency), to price the
-/// latency figures against `mainloop` in the same run.
+/// `nolatency` and `latency`: only the closure route's throughput, on a
+/// main loop made with `latencyStats: false` (mainloop_nolatency) or with
+/// the default (mainloop_latency): the same process doing the same thing
+/// but for the figures, which prices them in the same run.
 let noLatencyMode = CommandLine.arguments.dropFirst(2).first == "nolatency"
+let latencyMode = CommandLine.arguments.dropFirst(2).first == "latency"
 /// `histogram FILE`: after the run, the main loop's queue-delay histogram
 /// as `upper_bound_ns count` lines (bench/plot.py histogram draws it).
 let histogramFile: String? = {
@@ -322,10 +324,10 @@ func driver() {
     }
     let onMain = try! loop.postAndWait { EventLoop.isMainThread }
     emit("NOTE peer=mainloop loop_runs_on=\(onMain ? "main_thread" : "other_thread")")
-    if noLatencyMode {
+    if noLatencyMode || latencyMode {
         let route = Route(
-            peer: "mainloop_nolatency", post: closureRoute.post, roundtrip: closureRoute.roundtrip,
-            wake: closureRoute.wake)
+            peer: noLatencyMode ? "mainloop_nolatency" : "mainloop_latency", post: closureRoute.post,
+            roundtrip: closureRoute.roundtrip, wake: closureRoute.wake)
         _ = throughput(route, 1, max(M / 10, 1))  // warm-up, not reported
         result(route.peer, "throughput_p1", throughput(route, 1, M), "ops_per_s")
         result(route.peer, "throughput_p4", throughput(route, 4, M), "ops_per_s")
