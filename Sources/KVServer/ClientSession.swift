@@ -62,7 +62,8 @@ final class ClientSession {
     let watchFlag = WatchFlag()
     let connectedAt = monotonicMilliseconds()
     var lastCommandAt = monotonicMilliseconds()
-    var lastCommand = "NULL"
+    /// The last command's `Command.id` (nil: none yet).
+    var lastCommand: Int?
 
     init(info: ClientInfo, authenticated: Bool) {
         self.info = info
@@ -74,15 +75,14 @@ final class ClientSession {
     /// CLIENT LIST's line for this client (the fields kvd knows; Redis's
     /// memory figures are left out rather than made up).
     func listLine(now: Int64) -> String {
-        var flags = transaction == nil ? "" : "x"
-        if flags.isEmpty { flags = "N" }
+        let flags = transaction == nil ? "N" : "x"
         let name = String(decoding: self.name, as: UTF8.self)
         let library = String(decoding: libraryName, as: UTF8.self)
         let version = String(decoding: libraryVersion, as: UTF8.self)
         return "id=\(id) addr=\(info.address) laddr=\(info.localAddress) fd=\(info.fd) name=\(name)"
             + " age=\((now - connectedAt) / 1000) idle=\((now - lastCommandAt) / 1000) flags=\(flags)"
             + " db=\(database) sub=0 psub=0 ssub=0 multi=\(transaction.map { $0.queued.count } ?? -1)"
-            + " watch=\(watched.count) cmd=\(lastCommand) user=default redir=-1 resp=\(resp3 ? 3 : 2)"
+            + " watch=\(watched.count) cmd=\(lastCommand.map { Dispatcher.rows[$0].name } ?? "NULL") user=default redir=-1 resp=\(resp3 ? 3 : 2)"
             + " lib-name=\(library) lib-ver=\(version)"
     }
 }

@@ -114,9 +114,8 @@ public final class Dispatcher {
     public var keyspace: Keyspace { databases[0] }
     /// Every connected client's session, by id.
     var sessions: [Int: ClientSession] = [:]
-    /// Each command's run time (index: `Command.id`), for INFO
-    /// latencystats and LATENCY HISTOGRAM.
-    var latencies = [LatencyHistogram](repeating: LatencyHistogram(), count: Dispatcher.rows.count)
+    /// Each command's run time, for INFO latencystats and LATENCY HISTOGRAM.
+    let latencies = CommandLatencies(count: Dispatcher.rows.count)
     /// SLOWLOG: what is logged, and the entries, newest first.
     var slowlog = Slowlog()
     /// The password AUTH must give (`--requirepass`), if any.
@@ -215,7 +214,7 @@ public final class Dispatcher {
             let command = execute(request, for: session, into: &out)
             let now = monotonicNanoseconds()
             if let command {
-                latencies[command.id].record(now - previous)
+                latencies.record(now - previous, for: command)
                 slowlog.note(request, took: now - previous, by: session)
             }
             previous = now
@@ -226,10 +225,10 @@ public final class Dispatcher {
         return (out.finish(), executed < batch.count ? batch.dropping(first: executed) : nil)
     }
 
-    /// Runs one request; returns the command when its handler ran (not for
-    /// a refusal, nor a command queued by MULTI).
+    /// Runs one request; returns the command's `id` when its handler ran
+    /// (not for a refusal, nor a command queued by MULTI).
     @discardableResult
-    func execute(_ request: Request, for session: ClientSession, into out: inout ReplyWriter) -> Command? {
+    func execute(_ request: Request, for session: ClientSession, into out: inout ReplyWriter) -> Int? {
         guard let first = request.first else { return nil }
         commandsProcessed += 1
         guard let command = Dispatcher.command(named: first) else {
@@ -237,7 +236,7 @@ public final class Dispatcher {
             out.error(bytes: unknownCommandMessage(request))
             return nil
         }
-        session.lastCommand = command.name
+        session.lastCommand = command.id
         guard command.accepts(request.count) else {
             session.transaction?.refused = true
             out.error("ERR wrong number of arguments for '\(command.name)' command")
@@ -257,7 +256,7 @@ public final class Dispatcher {
         case .keyspace(let handler): handler(databases[session.database], request, &out)
         case .session(let handler): handler(self, session, request, &out)
         }
-        return command
+        return command.id
     }
 
     /// One slice of active expiry: the databases that hold keys with an
@@ -374,4 +373,30 @@ func unknownCommandMessage(_ request: Request) -> [UInt8] {
     }
     return Array("ERR unknown command '".utf8) + request[0].prefix(128)
         + Array("', with args beginning with: ".utf8) + arguments
+}
+
+/// One latency histogram per command row (`Command.id`), in storage of its
+/// own: recording one costs no exclusivity check and no copy-on-write test
+/// (it runs once per command). Core loop only, with the dispatcher.
+final class CommandLatencies {
+    private let histograms: UnsafeMutablePointer<LatencyHistogram>
+    let count: Int
+
+    init(count: Int) {
+        self.count = count
+        histograms = .allocate(capacity: count)
+        histograms.initialize(repeating: LatencyHistogram(), count: count)
+    }
+
+    deinit {
+        histograms.deinitialize(count: count)
+        histograms.deallocate()
+    }
+
+    @inline(__always)
+    func record(_ nanoseconds: UInt64, for command: Int) {
+        histograms[command].record(nanoseconds)
+    }
+
+    subscript(command: Int) -> LatencyHistogram { histograms[command] }
 }

@@ -260,7 +260,6 @@ extension Dispatcher {
         var id: Int?
         var address: [UInt8]?
         var localAddress: [UInt8]?
-        var user: [UInt8]?
         var normalOnly: Bool?
         var skipMe = true
         var index = 2
@@ -276,10 +275,10 @@ extension Dispatcher {
             } else if equalsIgnoringCase(option, "laddr") {
                 localAddress = value
             } else if equalsIgnoringCase(option, "user") {
+                // Every client is `default`'s: USER default matches them all.
                 guard value == Array("default".utf8) else {
                     return out.error(bytes: Array("ERR No such user '".utf8) + value + [39])
                 }
-                user = value
             } else if equalsIgnoringCase(option, "type") {
                 let type = String(decoding: lowercased(value), as: UTF8.self)
                 guard ["normal", "master", "replica", "slave", "pubsub"].contains(type) else {
@@ -299,7 +298,6 @@ extension Dispatcher {
             }
             index += 2
         }
-        _ = user  // every client is `default`'s
         var killed = 0
         for candidate in sessions.values {
             if let id, candidate.id != id { continue }

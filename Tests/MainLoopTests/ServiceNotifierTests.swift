@@ -12,8 +12,8 @@ import Testing
     @Test func statesArriveInOneDatagramAtAPathAndAtAnAbstractName() throws {
         for abstract in [false, true] {
             let listener = try NotifySocket(abstract: abstract)
-            try ServiceNotifier.notify([.ready, .status("3 clients\nconnected")], to: listener.name)
-            #expect(listener.receive() == "READY=1\nSTATUS=3 clients connected")
+            try ServiceNotifier.notify([.ready, .status("3 clients\nconnected\r\nnow")], to: listener.name)
+            #expect(listener.receive() == "READY=1\nSTATUS=3 clients connected  now")
             try ServiceNotifier.notify([.stopping], to: listener.name)
             #expect(listener.receive() == "STOPPING=1")
             try ServiceNotifier.notify([.watchdog], to: listener.name)

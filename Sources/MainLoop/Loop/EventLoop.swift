@@ -159,31 +159,18 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         name: String = "EventLoop", mailboxCapacity: Int? = nil, latencyStats: Bool = true
     ) throws -> EventLoop {
         let loop = try EventLoop(name: name, mailboxCapacity: mailboxCapacity, latencyStats: latencyStats)
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        var thread = pthread_t()
         loop.ownsSpawnedThread = true
-        let context = Unmanaged.passRetained(loop).toOpaque()
-        let rc = pthread_create(
-            &thread, &attributes,
-            { context in
-                let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
-                loop.runOnSpawnedThread()
-                return nil
-            }, context)
-        guard rc == 0 else {
-            Unmanaged<EventLoop>.fromOpaque(context).release()
+        do {
+            try startDetachedThread(name: name) { loop.runOnSpawnedThread() }
+        } catch {
             loop.stop()  // never ran: opens its termination latch too
-            throw EventLoopError.system(call: "pthread_create", errno: rc)
+            throw error
         }
         try loop.postAndWait {}
         return loop
     }
 
     private func runOnSpawnedThread() {
-        _ = String(name.prefix(15)).withCString { mainloop_set_thread_name($0) }
         do {
             try run()
         } catch {

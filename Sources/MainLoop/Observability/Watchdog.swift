@@ -36,13 +36,16 @@ final class LoopActivity: Sendable {
         word.store(sequence.load(ordering: .relaxed) << 1, ordering: .releasing)
     }
 
-    /// Watchdog thread: the word, and what is running.
-    func read() -> (word: UInt64, label: String) {
-        let word = self.word.load(ordering: .acquiring)
-        let label = jobLabel(
+    /// Watchdog thread: the word (sequence << 1 | busy).
+    func read() -> UInt64 {
+        word.load(ordering: .acquiring)
+    }
+
+    /// Watchdog thread: what is running (read only for a report).
+    func label() -> String {
+        jobLabel(
             record: nil, site: PostSite(bits: site.load(ordering: .relaxed)),
             kind: JobKind(rawValue: kind.load(ordering: .relaxed)) ?? .closure)
-        return (word, label)
     }
 }
 
@@ -89,7 +92,7 @@ extension EventLoop {
             while !dog.isCancelled && !loop.hasStopped {
                 mainloop_sleep_ns(period)
                 let now = mainloop_monotonic_ns()
-                let (word, label) = activity.read()
+                let word = activity.read()
                 guard word & 1 == 1 else {
                     lastWord = word
                     reported = false
@@ -101,7 +104,8 @@ extension EventLoop {
                     reported = false
                 } else if !reported && now - since >= limit {
                     reported = true
-                    handler(StallReport(label: label, blockedFor: .nanoseconds(Int64(clamping: now - since))))
+                    handler(
+                        StallReport(label: activity.label(), blockedFor: .nanoseconds(Int64(clamping: now - since))))
                 }
             }
         }

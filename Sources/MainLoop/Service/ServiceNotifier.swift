@@ -27,7 +27,9 @@ public enum ServiceState: Sendable, Equatable {
         case .reloading: "RELOADING=1\nMONOTONIC_USEC=\(mainloop_monotonic_ns() / 1000)"
         case .stopping: "STOPPING=1"
         case .status(let text):
-            "STATUS=" + text.map { $0 == "\n" || $0 == "\r" ? " " : $0 }.reduce(into: "") { $0.append($1) }
+            // By scalar: "\r\n" is one Character, and no CR or LF may split the line.
+            "STATUS="
+                + String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))
         case .watchdog: "WATCHDOG=1"
         }
     }

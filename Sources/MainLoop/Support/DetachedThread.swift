@@ -1,5 +1,5 @@
-// DetachedThread.swift: a named, detached pthread running a closure (the
-// watchdog's thread). Loops have their own thread start in EventLoop.spawn.
+// DetachedThread.swift: a named, detached pthread running a closure: a
+// spawned loop's thread, and a watchdog's.
 import CLibevent
 
 private final class ThreadBody {
