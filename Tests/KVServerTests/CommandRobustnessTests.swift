@@ -1,6 +1,6 @@
 // CommandRobustnessTests.swift: every command, fed arguments chosen to hit
 // edge cases (extreme integers, empty strings, options in the wrong place,
-// huge offsets), answers each request with exactly one well-formed reply and
+// offsets past the limits), answers each request with exactly one well-formed reply and
 // never traps. A trap here (an overflow, an index out of range) would kill
 // the test process, so a regression cannot pass silently.
 import Testing
@@ -11,7 +11,7 @@ import Testing
     /// Values that sit on the edges of Redis's argument rules.
     static let vocabulary = [
         "0", "1", "-1", "2", "7", "16", "100", "9223372036854775807", "-9223372036854775808",
-        "9223372036854775808", "99999999999999999999", "4294967296", "536870911", "1.5", "-0.0", "inf", "nan",
+        "9223372036854775808", "99999999999999999999", "4294967296", "1.5", "-0.0", "inf", "nan",
         "1e400", "", "abc", " 1", "k", "k2", "*", "EX", "PX", "EXAT", "PXAT", "NX", "XX", "GT", "LT", "KEEPTTL",
         "GET", "PERSIST", "IDX", "LEN", "WITHMATCHLEN", "MINMATCHLEN", "BIT", "BYTE", "DB", "REPLACE", "MATCH",
         "COUNT", "TYPE", "ID", "ADDR", "SKIPME", "yes", "AUTH", "SETNAME", "default", "FLUSH", "ASYNC",
@@ -20,7 +20,7 @@ import Testing
 
     @Test func everyCommandAnswersEveryRequestOnceWithoutTrapping() {
         let dispatcher = Dispatcher()
-        var random = SystemRandomNumberGenerator()
+        var random = SeededGenerator(seed: 0x5EED)  // the same requests on every run
         // Commands whose effect would end the session's usefulness are kept:
         // QUIT only answers +OK here, RESET and FLUSHALL are fine to repeat.
         let names = Dispatcher.table.keys.filter { $0.first.map { $0 >= 97 } ?? false }.sorted {
@@ -92,5 +92,20 @@ import Testing
             count += 1
         }
         return count
+    }
+}
+
+/// xorshift64*: a reproducible stream of requests (a failure names a seed
+/// that replays it, not a chance).
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed | 1 }
+
+    mutating func next() -> UInt64 {
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
+        return state &* 0x2545_F491_4F6C_DD1D
     }
 }
