@@ -11,6 +11,11 @@
 // Its state is three enums, one per concern: `input` (are we reading),
 // `exchange` (is a batch with the core) and `ending` (how it ends).
 //
+// With `--io-threads 0` the connection lives on the core loop, and a batch
+// runs in place (Core.executeHere): its replies arrive before `submit`
+// returns. `processInput` then loops instead of recursing, so a client with
+// many batches buffered costs no stack depth; the same states hold.
+//
 // Back-pressure runs both ways. A batch goes to the core only while the
 // client's unsent replies are under `outputLowWater`: a client that does not
 // read its replies stops having its requests executed (and, once its input
@@ -78,6 +83,10 @@ final class Connection: @unchecked Sendable {
     private var input = Input.paused
     private var exchange = Exchange.idle
     private var ending = Ending.open
+    /// True while `processInput` runs; replies that arrive meanwhile (in
+    /// place, on the core loop) ask it for another round instead of recursing.
+    private var processing = false
+    private var processAgain = false
 
     var isClosed: Bool { ending == .closed }
 
@@ -164,10 +173,35 @@ final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Submits batches of complete requests to the core while none is out
+    /// and the client reads its replies. On a worker loop that is one batch
+    /// (its replies come later); on the core loop, every batch whose replies
+    /// came in place is followed by the next.
+    private func processInput() {
+        if processing {
+            processAgain = true
+        } else if submitBatches() {
+            afterReplies()
+        }
+    }
+
+    /// The loop of `processInput`; true when some replies came in place.
+    private func submitBatches() -> Bool {
+        processing = true
+        var answeredInPlace = false
+        repeat {
+            processAgain = false
+            submitNextBatch()
+            answeredInPlace = answeredInPlace || processAgain
+        } while processAgain
+        processing = false
+        return answeredInPlace
+    }
+
     /// Submits the next batch of complete requests to the core, if none is
     /// out and the client reads its replies: first what the core handed
     /// back, then what the parser has.
-    private func processInput() {
+    private func submitNextBatch() {
         guard exchange == .idle, !outputBackedUp, ending != .closed else { return }
         if let held = heldBatch {
             heldBatch = nil
@@ -201,6 +235,11 @@ final class Connection: @unchecked Sendable {
 
     private func submit(_ batch: RequestBatch) {
         exchange = .awaiting
+        if worker.servesOnCore {
+            let (replies, rest) = worker.server.hop.executeHere(batch, from: id)
+            receive(replies, rest: rest)
+            return
+        }
         do {
             try worker.server.hop.submit(batch, from: id, replyOn: worker.loop) { replies, rest in
                 self.receive(replies, rest: rest)
@@ -226,9 +265,18 @@ final class Connection: @unchecked Sendable {
     }
 
     /// After replies were queued or written: submit what is due next, or
-    /// end the connection if nothing is.
+    /// end the connection if nothing is. Inside `processInput` (replies that
+    /// came in place) it only asks that loop for another round.
     private func continueAfterOutput() {
-        processInput()  // what the core handed back, or the next batch, already buffered
+        if processing {
+            processAgain = true
+            return
+        }
+        _ = submitBatches()  // what the core handed back, or the next batch, already buffered
+        afterReplies()
+    }
+
+    private func afterReplies() {
         if heldBatch == nil && exchange == .idle { finishIfDone() }
         if exchange == .idle && !outputBackedUp { try? resumeReading() }
     }

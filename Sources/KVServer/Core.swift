@@ -41,14 +41,31 @@ public struct Core: Sendable {
         }
     }
 
+    /// The core's own thread (`--io-threads 0`): executes `batch` of client
+    /// `client` at once and returns what ``submit(_:from:replyOn:_:)``
+    /// would deliver. No post, no hop, no closure.
+    public func executeHere(_ batch: RequestBatch, from client: Int) -> (Replies, rest: RequestBatch?) {
+        dispatcher.withValue { $0.execute(batch, client: client) }
+    }
+
     /// Any thread: a connection was accepted. Posted before its first
-    /// batch, so the core knows the client when the batch arrives.
+    /// batch, so the core knows the client when the batch arrives; on the
+    /// core's own thread it registers at once, since that batch will not
+    /// go through the mailbox.
     public func connect(_ info: ClientInfo) throws {
-        try dispatcher.post { $0.clientConnected(info) }
+        if loop.inLoop {
+            dispatcher.withValue { $0.clientConnected(info) }
+        } else {
+            try dispatcher.post { $0.clientConnected(info) }
+        }
     }
 
     /// Any thread: a connection closed; its session and WATCHes end.
     public func disconnect(_ id: Int) {
-        try? dispatcher.post { $0.clientDisconnected(id: id) }
+        if loop.inLoop {
+            dispatcher.withValue { $0.clientDisconnected(id: id) }
+        } else {
+            try? dispatcher.post { $0.clientDisconnected(id: id) }
+        }
     }
 }

@@ -58,8 +58,8 @@ public final class Server: @unchecked Sendable {
             address.sin_port = in_port_t(UInt16(chosenPort).bigEndian)
             Glibc.close(try Server.listeningSocket(&address, sharingPort: false))
         }
-        for index in 0..<options.ioThreads {
-            let worker = try Worker(index: index, server: self)
+        for index in 0..<max(options.ioThreads, 1) {
+            let worker = options.ioThreads == 0 ? Worker(onCoreOf: self) : try Worker(index: index, server: self)
             workers.append(worker)
             address.sin_port = in_port_t(UInt16(chosenPort).bigEndian)
             let fd = try Server.listeningSocket(&address)
@@ -72,7 +72,11 @@ public final class Server: @unchecked Sendable {
                 }
                 chosenPort = Int(UInt16(bigEndian: bound.sin_port))
             }
-            try worker.loop.postAndWait { try worker.listen(on: fd) }
+            if worker.servesOnCore && EventLoop.isMainThread && core === EventLoop.main {
+                try worker.listen(on: fd)  // kvd starts the main loop after this returns
+            } else {
+                try worker.loop.postAndWait { try worker.listen(on: fd) }
+            }
         }
         port = chosenPort
         let dispatcher = hop.dispatcher
@@ -202,8 +206,9 @@ public final class Server: @unchecked Sendable {
     /// Stops the worker loops (after `shutdown`, or to abandon them) and
     /// waits, at most about a second, until each has finished its final drain.
     public func stopWorkers() {
-        for worker in workers { worker.loop.stop() }
-        for _ in 0..<1_000 where !workers.allSatisfy({ $0.loop.hasStopped }) {
+        let ioLoops = workers.filter { !$0.servesOnCore }.map(\.loop)
+        for loop in ioLoops { loop.stop() }
+        for _ in 0..<1_000 where !ioLoops.allSatisfy({ $0.hasStopped }) {
             var nap = timespec(tv_sec: 0, tv_nsec: 1_000_000)
             nanosleep(&nap, nil)
         }
@@ -217,7 +222,7 @@ public final class Server: @unchecked Sendable {
         let (commands, keys) = (hop.counters.commandsProcessed, hop.counters.keyCount)
         var line =
             "kvd clients=\(connectedClients) connections_total=\(totalConnections.load(ordering: .relaxed)) commands=\(commands) keys=\(keys) core[\(core.stats)]"
-        for worker in workers { line += " \(worker.loop.name)[\(worker.loop.stats)]" }
+        for worker in workers where !worker.servesOnCore { line += " \(worker.loop.name)[\(worker.loop.stats)]" }
         return line
     }
 
@@ -228,12 +233,13 @@ public final class Server: @unchecked Sendable {
         let rejected = rejectedConnections.load(ordering: .relaxed)
         let uptime = (monotonicMilliseconds() - startedAt) / 1000
         var loops = ["loop_core:\(core.stats.description.replacingSpaces())"]
-        for worker in workers {
+        for worker in workers where !worker.servesOnCore {
             loops.append("loop_\(worker.loop.name):\(worker.loop.stats.description.replacingSpaces())")
         }
         // Each loop's queue delay and run time (sampled: see EventLoopStats).
         var latencyLines: [String] = []
-        for (name, loop) in [("core", core)] + workers.map({ ($0.loop.name, $0.loop) }) {
+        let ioLoops = workers.filter { !$0.servesOnCore }.map { ($0.loop.name, $0.loop) }
+        for (name, loop) in [("core", core)] + ioLoops {
             let stats = loop.stats
             func micros(_ duration: Duration) -> String {
                 let (seconds, attoseconds) = duration.components
@@ -250,7 +256,7 @@ public final class Server: @unchecked Sendable {
                 [
                     "redis_version:7.0.15", "kvd_version:1.0.0", "redis_mode:standalone", "process_id:\(getpid())",
                     "tcp_port:\(port)", "uptime_in_seconds:\(uptime)", "uptime_in_days:\(uptime / 86400)",
-                    "io_threads:\(workers.count)",
+                    "io_threads:\(options.ioThreads)",
                 ]
             ),
             ("Clients", ["connected_clients:\(clients)", "maxclients:\(options.maxClients)"]),

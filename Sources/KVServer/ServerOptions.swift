@@ -56,7 +56,8 @@ public struct ServerOptions: Sendable {
         usage: kvd [options]
           --bind ADDRESS     IPv4 address to listen on (default 127.0.0.1)
           --port PORT        TCP port (default 6380; 0 picks a free one)
-          --io-threads N     I/O worker loops (default: number of cores - 1, at least 1)
+          --io-threads N     I/O worker loops (default: number of cores - 1, at least 1);
+                             0 serves I/O on the keyspace's own loop, as Redis does
           --max-clients N    connections served at once; more are refused (default 10000)
           --max-bulk BYTES   largest bulk argument accepted (default 536870912, as Redis)
           --client-output-buffer-limit HARD SOFT SECONDS
@@ -121,7 +122,7 @@ public struct ServerOptions: Sendable {
             case "--help", "-h": return nil
             case "--bind": options.bind = try value("--bind")
             case "--port": options.port = try number("--port", 0...65535)
-            case "--io-threads": options.ioThreads = try number("--io-threads", 1...256)
+            case "--io-threads": options.ioThreads = try number("--io-threads", 0...256)
             case "--max-clients": options.maxClients = try number("--max-clients", 1...1_000_000)
             case "--max-bulk": options.limits.maxBulk = try number("--max-bulk", 1...(512 * 1024 * 1024))
             case "--client-output-buffer-limit":

@@ -1,5 +1,6 @@
 // Worker.swift: one I/O loop: its listening socket (SO_REUSEPORT, so the
-// kernel spreads connections over the workers) and its connections.
+// kernel spreads connections over the workers) and its connections. With
+// `--io-threads 0` the one worker serves I/O on the core loop itself.
 import Glibc
 import MainLoop
 
@@ -7,6 +8,9 @@ final class Worker: @unchecked Sendable {
     // `@unchecked Sendable`: after `init`, every mutable field is touched
     // only on `loop`'s thread (the server reaches a worker by posting to it).
     let loop: EventLoop
+    /// True when `loop` is the core's (`--io-threads 0`): connections run
+    /// their batches in place, with no hop (see `Connection.submit`).
+    let servesOnCore: Bool
     unowned let server: Server
     private var listenFD: Int32 = -1
     private var acceptWatch: Watch?
@@ -18,8 +22,17 @@ final class Worker: @unchecked Sendable {
     /// A descriptor held in reserve for the fd limit (see `refuseAtFdLimit`).
     private var reserveFD: Int32 = open("/dev/null", O_RDONLY | O_CLOEXEC)
 
+    /// A worker on a loop of its own.
     init(index: Int, server: Server) throws {
         self.loop = try EventLoop.spawn(name: "kvd-io-\(index)")
+        self.servesOnCore = false
+        self.server = server
+    }
+
+    /// The one worker of `--io-threads 0`, on the core loop.
+    init(onCoreOf server: Server) {
+        self.loop = server.core
+        self.servesOnCore = true
         self.server = server
     }
 

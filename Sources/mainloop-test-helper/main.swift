@@ -48,6 +48,13 @@ func mainLoopScenario() {
     do { try loop.post { if !EventLoop.isMainThread { ranElsewhere += 1 } } } catch {
         fail("post before run: \(error)")
     }
+    // Waiting for the main loop on the main thread before run() would never end.
+    do {
+        let ran = try loop.postAndWait { true }
+        fail("postAndWait before run returned \(ran)")
+    } catch EventLoopError.deadlock {
+        print("wait_before_run=deadlock")
+    } catch { fail("postAndWait before run: \(error)") }
     let timerFired = Locked(false)
     do {
         try loop.schedule(after: .milliseconds(1)) { timerFired.set(EventLoop.isMainThread) }

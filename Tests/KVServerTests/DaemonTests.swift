@@ -100,8 +100,8 @@ func launchKVD(_ arguments: [String], environment: [String: String] = [:]) throw
         #expect(process.terminationStatus == 0)
     }
 
-    @Test func sigtermAnswersEveryRequestTheClientWroteBeforeIt() throws {
-        let (process, output, port) = try launchKVD(["--port", "0", "--io-threads", "2"])
+    @Test(arguments: ["0", "2"]) func sigtermAnswersEveryRequestTheClientWroteBeforeIt(ioThreads: String) throws {
+        let (process, output, port) = try launchKVD(["--port", "0", "--io-threads", ioThreads])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let client = try TestClient(port: port)
         let n = 10_000

@@ -98,8 +98,8 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
     }
 
     // Under the (default) limit, a client that reads slowly is served in full.
-    @Test func aSlowReaderUnderTheLimitKeepsBeingServed() throws {
-        try withServer { server in
+    @Test(arguments: [0, 2]) func aSlowReaderUnderTheLimitKeepsBeingServed(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
             let value = String(repeating: "w", count: 100_000)
             let reader = try TestClient(port: server.port)
             reader.send(multibulk([bytes("SET"), bytes("big"), bytes(value)]))

@@ -1,6 +1,8 @@
 // ServerTests.swift: kvd over loopback: Redis 7's exact bytes for every
 // command, pipelining, expiry, concurrent clients, hostile and vanishing
 // clients, the client limit, and a graceful SIGTERM that loses no reply.
+// The tests with an `ioThreads` argument run with I/O on worker loops (2)
+// and on the core loop itself (0).
 import Glibc
 import TestKit
 import Testing
@@ -8,8 +10,8 @@ import Testing
 @testable import KVServer
 
 @Suite(.timeLimit(.minutes(5))) struct ServerTests {
-    @Test func everyCommandAnswersWithRedis7sExactBytes() throws {
-        try withServer { server in
+    @Test(arguments: [0, 2]) func everyCommandAnswersWithRedis7sExactBytes(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
             for (name, request, reply) in goldenReplies {
                 let client = try TestClient(port: server.port)
                 client.send("FLUSHALL\r\n")
@@ -48,8 +50,8 @@ import Testing
         }
     }
 
-    @Test func pipelinedRepliesKeepTheirOrder() throws {
-        try withServer { server in
+    @Test(arguments: [0, 2]) func pipelinedRepliesKeepTheirOrder(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
             let client = try TestClient(port: server.port)
             let n = 20_000
             client.send(String(repeating: "INCR counter\r\n", count: n))
@@ -76,8 +78,8 @@ import Testing
         }
     }
 
-    @Test func concurrentClientsEachSeeTheirOwnRepliesInOrder() throws {
-        try withServer { server in
+    @Test(arguments: [0, 2]) func concurrentClientsEachSeeTheirOwnRepliesInOrder(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
             let clients = 8, perClient = 500
             let failures = Locked(0)
             let threads = (0..<clients).map { c in
@@ -93,8 +95,8 @@ import Testing
         }
     }
 
-    @Test func malformedInputClosesOnlyThatConnection() throws {
-        try withServer { server in
+    @Test(arguments: [0, 2]) func malformedInputClosesOnlyThatConnection(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
             let good = try TestClient(port: server.port)
             #expect(good.roundTrip("SET a 1\r\n", replyBytes: 5) == "+OK\r\n")
             let bad = try TestClient(port: server.port)
@@ -107,8 +109,8 @@ import Testing
         }
     }
 
-    @Test func aClientThatVanishesMidPipelineHarmsNobody() throws {
-        try withServer { server in
+    @Test(arguments: [0, 2]) func aClientThatVanishesMidPipelineHarmsNobody(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
             let watcher = try TestClient(port: server.port)
             for _ in 0..<20 {
                 let vanishing = try TestClient(port: server.port)

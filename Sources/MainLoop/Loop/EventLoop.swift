@@ -51,7 +51,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// The loop's name, used in thread names and error messages.
     public let name: String
-    private let isMain: Bool
+    let isMain: Bool
     /// The loop's machinery, or (only for an `EventLoop.main`, which is
     /// created without throwing) the error that prevented making it.
     private let setup: Result<LoopCore, EventLoopError>

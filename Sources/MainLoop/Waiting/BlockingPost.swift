@@ -23,13 +23,20 @@ extension EventLoop {
     ///   is stopped (or is stopped before it ever ran);
     ///   ``EventLoopError/timedOut``; ``EventLoopError/deadlock`` when the
     ///   caller is a loop thread and this loop is, directly or through a
-    ///   chain of loops, blocked waiting on the caller's loop.
+    ///   chain of loops, blocked waiting on the caller's loop, or when the
+    ///   caller is the main thread outside ``run()`` and this loop is
+    ///   ``main`` (only that thread could run it).
     public func postAndWait<T>(
         timeout: Duration? = nil, file: StaticString = #fileID, line: UInt = #line, _ work: () throws -> T
     ) throws -> T {
         if inLoop {
             if mailbox.isClosed { throw EventLoopError.shutDown }
             return try work()
+        }
+        // The main thread, outside `run()`, waiting for the main loop: only
+        // this thread can ever run it, so the wait could never end.
+        if isMain && EventLoop.isMainThread {
+            throw mailbox.isClosed ? EventLoopError.shutDown : EventLoopError.deadlock
         }
         let deadline = monotonicDeadline(after: timeout)
         let caller = EventLoop.current
