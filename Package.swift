@@ -28,6 +28,8 @@ let package = Package(
         // Counts heap allocations for the benchmark's allocations-per-post figure.
         .target(name: "CAllocationCounter"),
         .executableTarget(name: "mainloop-bench", dependencies: ["MainLoop", "CAllocationCounter"]),
+        // Heap allocations per kvd request in steady state (make bench-kvd, make test).
+        .executableTarget(name: "kvd-allocations", dependencies: ["KVServer", "CAllocationCounter"]),
         // Launched by the tests as a child process: code that must own the
         // process's main thread cannot be tested inside the test runner.
         .executableTarget(name: "mainloop-test-helper", dependencies: ["MainLoop"]),

@@ -37,12 +37,15 @@ final class ClientSession {
     /// A MULTI block being queued.
     struct Transaction {
         /// The queued requests, copied out of their batches.
-        var queued: [[[UInt8]]] = []
+        var queued = RequestBatch()
         /// A queued request was refused (unknown command, wrong arity):
         /// EXEC answers EXECABORT.
         var refused = false
     }
 
+    // `@exclusivity(unchecked)` on the fields every request reads: a
+    // session lives on the core loop's thread with its dispatcher (see
+    // Keyspace for why).
     let info: ClientInfo
     /// CLIENT SETNAME's name (empty: none).
     var name: [UInt8] = []
@@ -50,20 +53,20 @@ final class ClientSession {
     var libraryName: [UInt8] = []
     var libraryVersion: [UInt8] = []
     /// The selected database (SELECT).
-    var database = 0
+    @exclusivity(unchecked) var database = 0
     /// HELLO 3 was sent.
-    var resp3 = false
+    @exclusivity(unchecked) var resp3 = false
     /// AUTH succeeded, or no password is required.
-    var authenticated: Bool
+    @exclusivity(unchecked) var authenticated: Bool
     /// Inside MULTI.
-    var transaction: Transaction?
+    @exclusivity(unchecked) var transaction: Transaction?
     /// WATCHed keys, with their database.
     var watched: [(database: Int, key: [UInt8])] = []
     let watchFlag = WatchFlag()
     let connectedAt = monotonicMilliseconds()
-    var lastCommandAt = monotonicMilliseconds()
+    @exclusivity(unchecked) var lastCommandAt = monotonicMilliseconds()
     /// The last command's `Command.id` (nil: none yet).
-    var lastCommand: Int?
+    @exclusivity(unchecked) var lastCommand: Int?
 
     init(info: ClientInfo, authenticated: Bool) {
         self.info = info

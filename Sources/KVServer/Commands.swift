@@ -16,10 +16,10 @@ let keyspaceCommands: [Command] = [
     Command("getset", arity: 3, keys: .one, getset),
     Command("del", arity: -2, keys: .all, del),
     Command("exists", arity: -2, keys: .all, exists),
-    Command("incr", arity: 2, keys: .one) { ks, r, out in incrementBy(ks, r[1], 1, &out) },
-    Command("decr", arity: 2, keys: .one) { ks, r, out in incrementBy(ks, r[1], -1, &out) },
-    Command("incrby", arity: 3, keys: .one) { ks, r, out in incrementBy(ks, r[1], r[2], negate: false, &out) },
-    Command("decrby", arity: 3, keys: .one) { ks, r, out in incrementBy(ks, r[1], r[2], negate: true, &out) },
+    Command("incr", arity: 2, keys: .one) { ks, r, out in incrementBy(ks, r.raw(1), 1, &out) },
+    Command("decr", arity: 2, keys: .one) { ks, r, out in incrementBy(ks, r.raw(1), -1, &out) },
+    Command("incrby", arity: 3, keys: .one) { ks, r, out in incrementBy(ks, r.raw(1), r[2], negate: false, &out) },
+    Command("decrby", arity: 3, keys: .one) { ks, r, out in incrementBy(ks, r.raw(1), r[2], negate: true, &out) },
     Command("append", arity: 3, keys: .one, append),
     Command("strlen", arity: 2, keys: .one, strlen),
     Command("mget", arity: -2, keys: .all, mget),
@@ -82,13 +82,6 @@ func parseInteger(_ bytes: [UInt8]) -> Int? {
 
 func decimalBytes(_ value: Int) -> [UInt8] { Array(String(value).utf8) }
 
-func equalsIgnoringCase(_ bytes: [UInt8], _ word: StaticString) -> Bool {
-    guard bytes.count == word.utf8CodeUnitCount else { return false }
-    return word.withUTF8Buffer { ascii in
-        zip(bytes, ascii).allSatisfy { a, b in (a >= 65 && a <= 90 ? a + 32 : a) == (b >= 65 && b <= 90 ? b + 32 : b) }
-    }
-}
-
 // MARK: - Handlers
 
 private func ping(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -100,18 +93,19 @@ private func ping(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 }
 
 private func get(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    if let entry = ks.lookup(r[1], now: unixMilliseconds()) { out.bulk(entry.value) } else { out.null() }
+    if let entry = ks.lookup(r.raw(1), now: unixMilliseconds()) { out.bulk(entry.value) } else { out.null() }
 }
 
 private func set(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let options = StringOptions(r, from: 3, forSet: true) else { return out.error("ERR syntax error") }
-    setGeneric(ks, r[1], r[2], options, "set", &out)
+    setGeneric(ks, r.raw(1), r.raw(2), options, "set", &out)
 }
 
 /// Redis's setGenericCommand: SET, SETNX, SETEX and PSETEX. The expiry is
 /// checked first, then GET's reply is given, then NX/XX decide.
 func setGeneric(
-    _ ks: Keyspace, _ key: [UInt8], _ value: [UInt8], _ options: StringOptions, _ name: String,
+    _ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ options: StringOptions,
+    _ name: String,
     okReply: Int? = nil, abortReply: Int? = nil, _ out: inout ReplyWriter
 ) {
     let now = unixMilliseconds()
@@ -147,8 +141,8 @@ private func getset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 func del(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = unixMilliseconds()
     var removed = 0
-    for key in r.dropFirst() where ks.lookup(key, now: now) != nil {
-        ks.remove(key)
+    for index in 1..<r.count where ks.lookup(r.raw(index), now: now) != nil {
+        ks.remove(r.raw(index))
         removed += 1
     }
     out.integer(removed)
@@ -156,10 +150,12 @@ func del(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 func exists(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = unixMilliseconds()
-    out.integer(r.dropFirst().reduce(0) { $0 + (ks.lookup($1, now: now) == nil ? 0 : 1) })
+    out.integer((1..<r.count).reduce(0) { $0 + (ks.lookup(r.raw($1), now: now) == nil ? 0 : 1) })
 }
 
-private func incrementBy(_ ks: Keyspace, _ key: [UInt8], _ amount: [UInt8], negate: Bool, _ out: inout ReplyWriter) {
+private func incrementBy(
+    _ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ amount: [UInt8], negate: Bool, _ out: inout ReplyWriter
+) {
     guard let parsed = parseInteger(amount) else { return out.error(notAnInteger) }
     if negate {
         guard parsed != Int.min else { return out.error("ERR decrement would overflow") }
@@ -169,19 +165,33 @@ private func incrementBy(_ ks: Keyspace, _ key: [UInt8], _ amount: [UInt8], nega
     }
 }
 
-private func incrementBy(_ ks: Keyspace, _ key: [UInt8], _ amount: Int, _ out: inout ReplyWriter) {
-    let entry = ks.lookup(key, now: unixMilliseconds())
-    let current: Int
-    if let entry {
-        guard let value = parseInteger(entry.value) else { return out.error(notAnInteger) }
-        current = value
-    } else {
-        current = 0
+private func incrementBy(_ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ amount: Int, _ out: inout ReplyWriter) {
+    enum Outcome {
+        case result(Int)
+        case notAnInteger
+        case overflow
     }
-    let (result, overflow) = current.addingReportingOverflow(amount)
-    guard !overflow else { return out.error("ERR increment or decrement would overflow") }
-    ks.set(key, decimalBytes(result), expiresAt: entry?.expiresAt)
-    out.integer(result)
+    // One hash lookup for a present key: the digits are rewritten in place
+    // (the key keeps its expiry); an absent key is stored fresh.
+    let outcome =
+        ks.update(key, now: unixMilliseconds()) { value -> (Outcome, changed: Bool) in
+            guard let current = parseInteger(value) else { return (.notAnInteger, false) }
+            let (result, overflow) = current.addingReportingOverflow(amount)
+            guard !overflow else { return (.overflow, false) }
+            value.removeAll(keepingCapacity: value.capacity <= 64)
+            value.reserveCapacity(20)  // any Int's digits: a counter never regrows its buffer
+            appendDecimal(result, to: &value)
+            return (.result(result), true)
+        }
+        ?? {
+            ks.set(key, decimal: amount, expiresAt: nil)
+            return .result(amount)
+        }()
+    switch outcome {
+    case .result(let result): out.integer(result)
+    case .notAnInteger: out.error(notAnInteger)
+    case .overflow: out.error("ERR increment or decrement would overflow")
+    }
 }
 
 private func append(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -204,8 +214,8 @@ private func strlen(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 private func mget(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = unixMilliseconds()
     out.arrayHeader(r.count - 1)
-    for key in r.dropFirst() {
-        if let entry = ks.lookup(key, now: now) { out.bulk(entry.value) } else { out.null() }
+    for index in 1..<r.count {
+        if let entry = ks.lookup(r.raw(index), now: now) { out.bulk(entry.value) } else { out.null() }
     }
 }
 
@@ -213,7 +223,7 @@ private func mset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard r.count % 2 == 1 else { return out.error("ERR wrong number of arguments for 'mset' command") }
     var index = 1
     while index < r.count {
-        ks.set(r[index], r[index + 1], expiresAt: nil)
+        ks.set(r.raw(index), r.raw(index + 1), expiresAt: nil)
         index += 2
     }
     out.ok()

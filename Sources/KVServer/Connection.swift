@@ -31,6 +31,9 @@ final class Connection: @unchecked Sendable {
     // `@unchecked Sendable`: every field is touched only on the worker loop's
     // thread. The connection travels through the core inside the closure
     // that answers it, and only that loop dereferences it.
+    // `@exclusivity(unchecked)` on the fields a batch touches, for the same
+    // reason (and no method reaches a field while an access to it is open):
+    // the runtime's check was a measurable share of a request.
 
     /// Whether the connection reads its socket.
     enum Input {
@@ -67,26 +70,33 @@ final class Connection: @unchecked Sendable {
     /// The client's id on the core (CLIENT ID), unique for the server's life.
     let id: Int
     private unowned let worker: Worker
-    private var parser: RESPParser
+    @exclusivity(unchecked) private var parser: RESPParser
     private var readWatch: Watch?
     private var writeWatch: Watch?
     /// Unsent replies, oldest first; the first chunk is partly sent.
-    private var outbound: [[UInt8]] = []
-    private var outboundHead = 0
-    private var outboundSent = 0
+    @exclusivity(unchecked) private var outbound: [[UInt8]] = []
+    @exclusivity(unchecked) private var outboundHead = 0
+    @exclusivity(unchecked) private var outboundSent = 0
     /// Bytes in `outbound` not yet sent.
-    private var outboundBytes = 0
+    @exclusivity(unchecked) private var outboundBytes = 0
     /// Requests the core handed back unexecuted (its byte budget was reached).
-    private var heldBatch: RequestBatch?
+    @exclusivity(unchecked) private var heldBatch: RequestBatch?
+    /// The batch being filled. On the core loop it comes back after each
+    /// run and is refilled in place; a worker hands it to the core and
+    /// starts a new one.
+    @exclusivity(unchecked) private var batch = RequestBatch()
+    /// The buffer of the last replies, once they were all sent: the next
+    /// batch's replies are written into it (on the core loop).
+    @exclusivity(unchecked) private var spareReplyBuffer: [UInt8] = []
     /// Monotonic ms since which the unsent replies have been above the soft limit.
     private var overSoftLimitSince: Int64?
-    private var input = Input.paused
-    private var exchange = Exchange.idle
-    private var ending = Ending.open
+    @exclusivity(unchecked) private var input = Input.paused
+    @exclusivity(unchecked) private var exchange = Exchange.idle
+    @exclusivity(unchecked) private var ending = Ending.open
     /// True while `processInput` runs; replies that arrive meanwhile (in
     /// place, on the core loop) ask it for another round instead of recursing.
-    private var processing = false
-    private var processAgain = false
+    @exclusivity(unchecked) private var processing = false
+    @exclusivity(unchecked) private var processAgain = false
 
     var isClosed: Bool { ending == .closed }
 
@@ -96,6 +106,9 @@ final class Connection: @unchecked Sendable {
     static let maxBatch = 1024
     /// Submit nothing while more unsent reply bytes than this wait.
     static let outputLowWater = 1024 * 1024
+    /// Largest reply buffer kept for reuse (Redis keeps 16 KiB per client
+    /// too); a larger one is let go, so idle clients hold little memory.
+    static let spareReplyLimit = 16 * 1024
 
     /// True while the client's unsent replies hold further submissions back.
     private var outputBackedUp: Bool { outboundBytes > Connection.outputLowWater }
@@ -209,13 +222,11 @@ final class Connection: @unchecked Sendable {
             return
         }
         guard ending == .open else { return }
-        var batch = RequestBatch()
+        batch.removeAll()
         parsing: while batch.count < Connection.maxBatch {
-            let name = batch.arguments.count
-            switch parser.nextArguments(into: &batch.arguments) {
+            switch parser.nextRequest(into: &batch) {
             case .appended:
-                batch.endRequest()
-                if equalsIgnoringCase(batch.arguments[name], "quit") {
+                if batch.lastRequestIs("quit") {
                     ending = .afterFlush
                     break parsing
                 }
@@ -236,10 +247,11 @@ final class Connection: @unchecked Sendable {
     private func submit(_ batch: RequestBatch) {
         exchange = .awaiting
         if worker.servesOnCore {
-            let (replies, rest) = worker.server.hop.executeHere(batch, from: id)
+            let (replies, rest) = worker.server.hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
             receive(replies, rest: rest)
             return
         }
+        self.batch = RequestBatch()  // the core has this one now
         do {
             try worker.server.hop.submit(batch, from: id, replyOn: worker.loop) { replies, rest in
                 self.receive(replies, rest: rest)
@@ -290,7 +302,7 @@ final class Connection: @unchecked Sendable {
         case .protocolError(let message):
             let error = Array("-ERR Protocol error: \(message)\r\n".utf8)
             ending = .afterFlush
-            queue(Replies(chunks: [error], byteCount: error.count))
+            queue(Replies(sealed: [], last: error, byteCount: error.count))
         case .open:
             if case .ended = input { ending = .afterFlush }
         case .afterFlush, .closed: break
@@ -299,7 +311,8 @@ final class Connection: @unchecked Sendable {
     }
 
     private func queue(_ replies: Replies) {
-        for chunk in replies.chunks where !chunk.isEmpty { outbound.append(chunk) }
+        for chunk in replies.sealed where !chunk.isEmpty { outbound.append(chunk) }
+        if !replies.last.isEmpty { outbound.append(replies.last) }
         outboundBytes += replies.byteCount
         enforceOutputLimit()
     }
@@ -367,6 +380,11 @@ final class Connection: @unchecked Sendable {
                 close()  // the peer is gone: replies still due are dropped
                 return
             }
+        }
+        // Everything was sent: keep the last buffer (if it is of a modest
+        // size) for the next batch's replies.
+        if worker.servesOnCore, let last = outbound.last, last.capacity <= Connection.spareReplyLimit {
+            spareReplyBuffer = last
         }
         outbound.removeAll(keepingCapacity: true)
         outboundHead = 0

@@ -44,8 +44,12 @@ public struct Core: Sendable {
     /// The core's own thread (`--io-threads 0`): executes `batch` of client
     /// `client` at once and returns what ``submit(_:from:replyOn:_:)``
     /// would deliver. No post, no hop, no closure.
-    public func executeHere(_ batch: RequestBatch, from client: Int) -> (Replies, rest: RequestBatch?) {
-        dispatcher.withValue { $0.execute(batch, client: client) }
+    /// The replies are written into `replyBuffer`, which it takes (see
+    /// ``Dispatcher/execute(_:client:replyBuffer:)``).
+    public func executeHere(
+        _ batch: RequestBatch, from client: Int, replyBuffer: inout [UInt8]
+    ) -> (Replies, rest: RequestBatch?) {
+        dispatcher.withValue { $0.execute(batch, client: client, replyBuffer: &replyBuffer) }
     }
 
     /// Any thread: a connection was accepted. Posted before its first

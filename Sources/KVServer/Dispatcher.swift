@@ -112,16 +112,19 @@ public final class Dispatcher {
     let databases: [Keyspace] = (0..<Dispatcher.databaseCount).map { _ in Keyspace() }
     /// Database 0, the one a new connection uses.
     public var keyspace: Keyspace { databases[0] }
+    // `@exclusivity(unchecked)` on the fields every request touches: the
+    // dispatcher runs on the core loop's thread only, with no nested access
+    // to them (see Keyspace).
     /// Every connected client's session, by id.
-    var sessions: [Int: ClientSession] = [:]
+    @exclusivity(unchecked) var sessions: [Int: ClientSession] = [:]
     /// Each command's run time, for INFO latencystats and LATENCY HISTOGRAM.
     let latencies = CommandLatencies(count: Dispatcher.rows.count)
     /// SLOWLOG: what is logged, and the entries, newest first.
-    var slowlog = Slowlog()
+    @exclusivity(unchecked) var slowlog = Slowlog()
     /// The password AUTH must give (`--requirepass`), if any.
     let password: [UInt8]?
     /// How many requests have been executed.
-    public private(set) var commandsProcessed = 0
+    @exclusivity(unchecked) public private(set) var commandsProcessed = 0
     /// The figures other threads may read.
     public let counters = DispatcherCounters()
     /// A slice of active expiry is queued on the core (see `Server.expire`).
@@ -132,8 +135,6 @@ public final class Dispatcher {
     /// whoever runs it.
     private let serverInfo: @Sendable () -> [(section: String, lines: [String])]
 
-    /// Every command, by name in lower case and in upper case: clients send
-    /// either, so the common case costs no allocation.
     /// Every command, once, in table order (`Command.id` is the position).
     static let rows: [Command] = {
         var rows =
@@ -145,12 +146,8 @@ public final class Dispatcher {
         return rows
     }()
 
-    static let table: [[UInt8]: Command] = {
-        Dictionary(
-            uniqueKeysWithValues: rows.flatMap { row in
-                [(Array(row.name.utf8), row), (Array(row.name.uppercased().utf8), row)]
-            })
-    }()
+    /// Every command, by its name in any case.
+    static let table = CommandTable(rows)
 
     /// A dispatcher over empty databases; `serverInfo` supplies INFO's
     /// server sections, and `password`, when set, must be given with AUTH
@@ -182,15 +179,16 @@ public final class Dispatcher {
         return sessions[id]!
     }
 
-    /// The longest command name: a longer one is unknown without being hashed.
-    private static let longestName = table.keys.map(\.count).max() ?? 0
-
     /// The row for a command name in any case. A name longer than every
     /// command's is refused before it is hashed or copied: a hostile 100 MB
     /// name costs the core nothing.
     static func command(named name: [UInt8]) -> Command? {
-        guard name.count <= longestName else { return nil }
-        return table[name] ?? table[lowercased(name)]
+        name.withUnsafeBytes { command(named: $0) }
+    }
+
+    /// The row for a command name in any case, read in place.
+    static func command(named name: UnsafeRawBufferPointer) -> Command? {
+        table.row(named: name).map { rows[$0] }
     }
 
     /// How many reply bytes one batch may produce before the rest of it is
@@ -202,8 +200,18 @@ public final class Dispatcher {
     /// replies and the requests it did not run (nil when it ran them all):
     /// it stops once the replies pass `replyBudget` bytes.
     public func execute(_ batch: RequestBatch, client: Int = 0) -> (Replies, rest: RequestBatch?) {
+        var none: [UInt8] = []
+        return execute(batch, client: client, replyBuffer: &none)
+    }
+
+    /// Like `execute(_:client:)`, writing the replies into `replyBuffer`,
+    /// which it takes (leaving it empty): the connection's buffer from its
+    /// batch before, once sent, so a batch of short replies allocates nothing.
+    public func execute(
+        _ batch: RequestBatch, client: Int = 0, replyBuffer: inout [UInt8]
+    ) -> (Replies, rest: RequestBatch?) {
         let session = session(client)
-        var out = ReplyWriter(expectedRequests: batch.count)
+        var out = ReplyWriter(reusing: &replyBuffer)
         out.resp3 = session.resp3
         session.lastCommandAt = monotonicMilliseconds()
         var executed = 0
@@ -229,9 +237,9 @@ public final class Dispatcher {
     /// (not for a refusal, nor a command queued by MULTI).
     @discardableResult
     func execute(_ request: Request, for session: ClientSession, into out: inout ReplyWriter) -> Int? {
-        guard let first = request.first else { return nil }
+        guard !request.isEmpty else { return nil }
         commandsProcessed += 1
-        guard let command = Dispatcher.command(named: first) else {
+        guard let command = Dispatcher.command(named: request.raw(0)) else {
             session.transaction?.refused = true
             out.error(bytes: unknownCommandMessage(request))
             return nil
@@ -248,7 +256,7 @@ public final class Dispatcher {
             return nil
         }
         if session.transaction != nil && !command.flags.contains(.transactionControl) {
-            session.transaction!.queued.append(Array(request))
+            session.transaction!.queued.append(request)
             out.simple("QUEUED")
             return nil
         }
@@ -334,9 +342,7 @@ public final class Dispatcher {
             out.integer(keys.last)
             out.integer(keys.step)
         }
-        let sorted = Dispatcher.table.filter { $0.key.first.map { $0 >= 97 } ?? false }.values.sorted {
-            $0.name < $1.name
-        }
+        let sorted = Dispatcher.rows.sorted { $0.name < $1.name }
         guard r.count > 1 else {
             out.arrayHeader(sorted.count)
             sorted.forEach(describe)

@@ -81,9 +81,9 @@ public struct RESPParser {
         bytes.withUnsafeBytes { append($0) }
     }
 
-    /// What `nextArguments(into:)` did.
+    /// What `nextRequest(into:)` did.
     public enum Step: Equatable {
-        /// A complete request's arguments were appended.
+        /// A complete request was appended.
         case appended
         /// More bytes are needed; nothing was appended.
         case incomplete
@@ -93,23 +93,31 @@ public struct RESPParser {
 
     /// The next complete request, if the buffer holds one.
     public mutating func next() -> Outcome {
-        var arguments: [[UInt8]] = []
-        switch nextArguments(into: &arguments) {
-        case .appended: return .request(arguments)
+        var batch = RequestBatch()
+        switch nextRequest(into: &batch) {
+        case .appended:
+            var arguments: [[UInt8]] = []
+            batch.forEach { request in
+                arguments = Array(request)
+                return false
+            }
+            return .request(arguments)
         case .incomplete: return .incomplete
         case .protocolError(let message): return .protocolError(message)
         }
     }
 
-    /// Appends the next complete request's arguments (its name first) to
-    /// `arguments`: a whole batch of requests can share one array.
-    public mutating func nextArguments(into arguments: inout [[UInt8]]) -> Step {
+    /// Appends the next complete request to `batch` (its arguments copied
+    /// once, straight from this buffer into the batch's): a whole batch of
+    /// requests shares three arrays.
+    public mutating func nextRequest(into batch: inout RequestBatch) -> Step {
         while start < buffer.count {
-            let before = arguments.count
             let step =
-                buffer[start] == UInt8(ascii: "*") ? parseMultibulk(into: &arguments) : parseInline(into: &arguments)
-            if step == .appended && arguments.count == before {
-                continue  // an empty request (`*0`, a blank line) is skipped, as Redis does
+                buffer[start] == UInt8(ascii: "*") ? parseMultibulk(into: &batch) : parseInline(into: &batch)
+            if step == .appended {
+                // An empty request (`*0`, a blank line) is skipped, as Redis does.
+                guard batch.openArguments > 0 else { continue }
+                batch.endRequest()
             }
             return step
         }
@@ -151,7 +159,7 @@ public struct RESPParser {
         return negative ? -value : value
     }
 
-    private mutating func parseMultibulk(into arguments: inout [[UInt8]]) -> Step {
+    private mutating func parseMultibulk(into batch: inout RequestBatch) -> Step {
         // Line limits apply whether or not the newline has arrived yet, so
         // the outcome never depends on how the bytes were split into reads
         // (a fuzzer found that it did).
@@ -207,17 +215,27 @@ public struct RESPParser {
         progress = nil
         start = position
         position = firstArgument
-        for _ in 0..<count {
-            let lengthEnd = lineEnd(from: position)!  // checked above
-            let length = integer(from: position + 1, to: lengthEnd)!
-            arguments.append(Array(buffer[(lengthEnd + 1)..<(lengthEnd + 1 + length)]))
-            position = lengthEnd + 1 + length + 2
+        buffer.withUnsafeBytes { buffer in
+            for _ in 0..<count {
+                // The headers were checked above: a length's digits end at
+                // its CR, and the bytes are all here.
+                var length = 0
+                position += 1  // the "$"
+                if buffer[position] == UInt8(ascii: "-") { position += 1 }  // "-0", the only sign that passed
+                while buffer[position] != UInt8(ascii: "\r") && buffer[position] != UInt8(ascii: "\n") {
+                    length = length * 10 + Int(buffer[position] &- 48)
+                    position += 1
+                }
+                position += buffer[position] == UInt8(ascii: "\r") ? 2 : 1
+                batch.appendArgument(UnsafeRawBufferPointer(rebasing: buffer[position..<(position + length)]))
+                position += length + 2
+            }
         }
         releaseLargeBufferIfConsumed()
         return .appended
     }
 
-    private mutating func parseInline(into arguments: inout [[UInt8]]) -> Step {
+    private mutating func parseInline(into batch: inout RequestBatch) -> Step {
         guard let end = lineEnd(from: start), end - start <= limits.maxInline else {
             return buffer.count - start > limits.maxInline ? .protocolError("too big inline request") : .incomplete
         }
@@ -228,7 +246,7 @@ public struct RESPParser {
         guard let split = splitInlineArguments(line) else {
             return .protocolError("unbalanced quotes in request")
         }
-        arguments.append(contentsOf: split)
+        for argument in split { batch.appendArgument(argument) }
         return .appended
     }
 }

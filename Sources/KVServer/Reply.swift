@@ -9,10 +9,17 @@
 /// Replies ready to be written, in order: chunks of bytes, the large values
 /// among them shared with the keyspace rather than copied.
 public struct Replies: Sendable {
-    /// The chunks, in order.
-    public var chunks: [[UInt8]]
+    /// The chunks before `last`, in order: empty unless a large value was
+    /// referenced (so a batch of short replies allocates no array for them).
+    public var sealed: [[UInt8]]
+    /// The last chunk: the writer's buffer, which the connection gets back
+    /// to write the next batch's replies into once it is sent.
+    public var last: [UInt8]
     /// Their total size.
     public var byteCount: Int
+
+    /// Every chunk, in order.
+    public var chunks: [[UInt8]] { sealed + [last] }
 }
 
 /// Appends replies to a byte buffer, in the connection's protocol.
@@ -30,23 +37,25 @@ public struct ReplyWriter: Sendable {
     /// An empty writer.
     public init() {}
 
+    /// A writer that takes `buffer` (leaving it empty) and writes into it
+    /// from the start, its capacity kept: the connection's buffer from the
+    /// batch before, once it was sent. Taken, not copied, so it stays
+    /// uniquely referenced and emptying it allocates nothing.
+    public init(reusing buffer: inout [UInt8]) {
+        swap(&bytes, &buffer)
+        bytes.removeAll(keepingCapacity: true)
+    }
+
     /// Bytes written so far.
     public var byteCount: Int { sealedBytes + bytes.count }
 
     /// Everything written, as chunks; the writer is empty afterwards.
     public mutating func finish() -> Replies {
-        var chunks = sealed
-        if !bytes.isEmpty || chunks.isEmpty { chunks.append(bytes) }
-        let replies = Replies(chunks: chunks, byteCount: byteCount)
+        let replies = Replies(sealed: sealed, last: bytes, byteCount: byteCount)
         sealed = []
         sealedBytes = 0
         bytes = []
         return replies
-    }
-
-    /// Reserves room for typical short replies to `expectedRequests` requests.
-    public init(expectedRequests: Int) {
-        bytes.reserveCapacity(expectedRequests * 16)
     }
 
     /// `+<text>\r\n`.
@@ -90,17 +99,26 @@ public struct ReplyWriter: Sendable {
 
     /// `$<length>\r\n<bytes>\r\n`.
     public mutating func bulk(_ value: [UInt8]) {
-        bytes.append(UInt8(ascii: "$"))
-        decimal(value.count)
-        crlf()
         if value.count >= ReplyWriter.referenceThreshold {
+            bytes.append(UInt8(ascii: "$"))
+            decimal(value.count)
+            crlf()
             sealed.append(bytes)
             sealed.append(value)
             sealedBytes += bytes.count + value.count
             bytes = []
+            crlf()
         } else {
-            bytes.append(contentsOf: value)
+            value.withUnsafeBytes { bulk($0) }
         }
+    }
+
+    /// `$<length>\r\n<bytes>\r\n`, copied from `value`.
+    mutating func bulk(_ value: UnsafeRawBufferPointer) {
+        bytes.append(UInt8(ascii: "$"))
+        decimal(value.count)
+        crlf()
+        bytes.append(contentsOf: value)
         crlf()
     }
 
@@ -112,18 +130,18 @@ public struct ReplyWriter: Sendable {
     /// The null reply: `$-1\r\n` (RESP2's null bulk), `_\r\n` in RESP3.
     public mutating func null() {
         if resp3 {
-            bytes.append(contentsOf: [UInt8(ascii: "_"), 13, 10])
+            line("_")
         } else {
-            bytes.append(contentsOf: [UInt8(ascii: "$"), UInt8(ascii: "-"), UInt8(ascii: "1"), 13, 10])
+            line("$-1")
         }
     }
 
     /// The null array (an aborted EXEC): `*-1\r\n`, `_\r\n` in RESP3.
     public mutating func nullArray() {
         if resp3 {
-            bytes.append(contentsOf: [UInt8(ascii: "_"), 13, 10])
+            line("_")
         } else {
-            bytes.append(contentsOf: [UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "1"), 13, 10])
+            line("*-1")
         }
     }
 
@@ -167,11 +185,33 @@ public struct ReplyWriter: Sendable {
         bytes.append(10)
     }
 
+    /// `text` and CRLF, with no array in between.
+    private mutating func line(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        crlf()
+    }
+
     private mutating func decimal(_ value: Int) {
         if value >= 0 && value < 10 {
             bytes.append(UInt8(48 + value))
             return
         }
-        bytes.append(contentsOf: String(value).utf8)
+        appendDecimal(value, to: &bytes)
+    }
+}
+
+/// Appends `value` in decimal ASCII to `bytes`, with no String in between.
+func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+    if value < 0 { bytes.append(UInt8(ascii: "-")) }
+    var magnitude = value.magnitude
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 24 digits
+    withUnsafeMutableBytes(of: &digits) { room in
+        var index = room.count
+        repeat {
+            index -= 1
+            room[index] = UInt8(truncatingIfNeeded: magnitude % 10) + 48
+            magnitude /= 10
+        } while magnitude > 0
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: room[index...]))
     }
 }

@@ -1,13 +1,28 @@
-// RequestBatch.swift: the requests of one read, as the core receives them.
+// RequestBatch.swift: the requests of one read, as the core receives them,
+// and `Request`, the view of one of them that a command handler gets.
+//
+// No allocation per argument: every argument's bytes sit back to back in
+// one buffer, and each argument is a span (offset, length) into it. A
+// connection keeps its batch and refills it (`removeAll` keeps the
+// capacity), so in steady state a batch costs no allocation either.
 
-/// Requests read from one connection, flattened: every request's arguments
-/// (its name first) one after another in `arguments`, and where each request
-/// ends. One array for the whole batch instead of one per request.
+/// Where one argument's bytes are in its batch's buffer.
+struct ArgumentSpan {
+    var start: Int
+    var count: Int
+}
+
+/// Requests read from one connection, flattened: every argument's bytes
+/// back to back in one buffer, where each argument is, and where each
+/// request ends. Three arrays for the whole batch instead of one per
+/// argument.
 public struct RequestBatch: Sendable {
-    /// Every request's arguments, in order.
-    public var arguments: [[UInt8]] = []
-    /// `ends[i]` is the index in `arguments` just past request `i`.
-    public private(set) var ends: [Int] = []
+    /// Every argument's bytes, back to back.
+    private(set) var bytes: [UInt8] = []
+    /// Each argument's place in `bytes`, in order.
+    private(set) var spans: [ArgumentSpan] = []
+    /// `ends[i]` is the index in `spans` just past request `i`.
+    private(set) var ends: [Int] = []
 
     /// An empty batch.
     public init() {}
@@ -15,32 +30,122 @@ public struct RequestBatch: Sendable {
     /// The number of requests.
     public var count: Int { ends.count }
 
+    /// Arguments appended since the last request ended (not yet a request).
+    var openArguments: Int { spans.count - (ends.last ?? 0) }
+
+    /// Appends one argument of the request being built (copied).
+    mutating func appendArgument(_ argument: UnsafeRawBufferPointer) {
+        spans.append(ArgumentSpan(start: bytes.count, count: argument.count))
+        bytes.append(contentsOf: argument)
+    }
+
+    /// Appends one argument of the request being built (copied).
+    public mutating func appendArgument(_ argument: [UInt8]) {
+        argument.withUnsafeBytes { appendArgument($0) }
+    }
+
     /// Closes the request whose arguments were appended since the last one ended.
     public mutating func endRequest() {
-        ends.append(arguments.count)
+        ends.append(spans.count)
+    }
+
+    /// Appends a copy of `request` as a request of its own (MULTI's queue).
+    mutating func append(_ request: Request) {
+        for index in request.indices { appendArgument(request.raw(index)) }
+        endRequest()
+    }
+
+    /// Empties the batch, keeping its buffers for the next one.
+    public mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        spans.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+    }
+
+    /// True when the first argument of the last request equals `word`,
+    /// ignoring ASCII case (QUIT, seen by the connection).
+    func lastRequestIs(_ word: StaticString) -> Bool {
+        let first = ends.count > 1 ? ends[ends.count - 2] : 0
+        guard let last = ends.last, last > first else { return false }
+        let span = spans[first]
+        return bytes.withUnsafeBytes {
+            equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: $0[span.start..<(span.start + span.count)]), word)
+        }
     }
 
     /// The requests after the first `count`, as a batch of their own.
     func dropping(first count: Int) -> RequestBatch {
         guard count > 0 else { return self }
         var rest = RequestBatch()
-        let start = ends[count - 1]
-        rest.arguments = Array(arguments[start...])
-        rest.ends = ends[count...].map { $0 - start }
+        var index = 0
+        forEach { request in
+            if index >= count { rest.append(request) }
+            index += 1
+            return true
+        }
         return rest
     }
 
-    /// Calls `body` with each request's arguments, in order, until it returns false.
+    /// Calls `body` with each request, in order, until it returns false.
+    /// The request is a view into the batch: valid only inside `body`.
     func forEach(_ body: (Request) -> Bool) {
-        arguments.withUnsafeBufferPointer { all in
-            var start = 0
-            for end in ends {
-                guard body(Request(rebasing: all[start..<end])) else { return }
-                start = end
+        bytes.withUnsafeBytes { bytes in
+            spans.withUnsafeBufferPointer { spans in
+                var start = 0
+                for end in ends {
+                    guard body(Request(bytes: bytes, spans: UnsafeBufferPointer(rebasing: spans[start..<end]))) else {
+                        return
+                    }
+                    start = end
+                }
             }
         }
     }
 }
 
-/// One request's arguments, the command name first; a view into a batch.
-typealias Request = UnsafeBufferPointer<[UInt8]>
+/// One request's arguments, the command name first: a view into a batch,
+/// valid while the handler that received it runs.
+///
+/// `raw(_:)` reads an argument in place, with no allocation: the hot
+/// commands (GET, SET, INCR, MSET, ...) use it. Subscripting copies the
+/// argument into an array, for the commands where that is simpler.
+struct Request: RandomAccessCollection {
+    private let bytes: UnsafeRawBufferPointer
+    private let spans: UnsafeBufferPointer<ArgumentSpan>
+
+    init(bytes: UnsafeRawBufferPointer, spans: UnsafeBufferPointer<ArgumentSpan>) {
+        self.bytes = bytes
+        self.spans = spans
+    }
+
+    /// The arguments `slice` covers, as a request of their own.
+    init(rebasing slice: Slice<Request>) {
+        self.bytes = slice.base.bytes
+        self.spans = UnsafeBufferPointer(rebasing: slice.base.spans[slice.startIndex..<slice.endIndex])
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { spans.count }
+
+    /// Argument `index`, copied.
+    subscript(index: Int) -> [UInt8] { Array(raw(index)) }
+
+    /// Argument `index`, in place.
+    func raw(_ index: Int) -> UnsafeRawBufferPointer {
+        let span = spans[index]
+        return UnsafeRawBufferPointer(rebasing: bytes[span.start..<(span.start + span.count)])
+    }
+}
+
+/// True when `bytes` equal `word`, ignoring ASCII case.
+func equalsIgnoringCase(_ bytes: [UInt8], _ word: StaticString) -> Bool {
+    bytes.withUnsafeBytes { equalsIgnoringCase($0, word) }
+}
+
+/// True when `bytes` equal `word`, ignoring ASCII case.
+func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ word: StaticString) -> Bool {
+    guard bytes.count == word.utf8CodeUnitCount else { return false }
+    return word.withUTF8Buffer { ascii in
+        zip(bytes, ascii).allSatisfy { a, b in (a >= 65 && a <= 90 ? a + 32 : a) == (b >= 65 && b <= 90 ? b + 32 : b) }
+    }
+}

@@ -7,13 +7,14 @@ import Glibc
 
 let stringCommands: [Command] = [
     Command("setnx", arity: 3, keys: .one) { ks, r, out in
-        setGeneric(ks, r[1], r[2], StringOptions(nx: true), "setnx", okReply: 1, abortReply: 0, &out)
+        setGeneric(ks, r.raw(1), r.raw(2), StringOptions(nx: true), "setnx", okReply: 1, abortReply: 0, &out)
     },
     Command("setex", arity: 4, keys: .one) { ks, r, out in
-        setGeneric(ks, r[1], r[3], StringOptions(expire: (r[2], seconds: true, absolute: false)), "setex", &out)
+        setGeneric(ks, r.raw(1), r.raw(3), StringOptions(expire: (r[2], seconds: true, absolute: false)), "setex", &out)
     },
     Command("psetex", arity: 4, keys: .one) { ks, r, out in
-        setGeneric(ks, r[1], r[3], StringOptions(expire: (r[2], seconds: false, absolute: false)), "psetex", &out)
+        setGeneric(
+            ks, r.raw(1), r.raw(3), StringOptions(expire: (r[2], seconds: false, absolute: false)), "psetex", &out)
     },
     Command("msetnx", arity: -3, keys: .pairs, msetnx),
     Command("getex", arity: -2, keys: .one, getex),

@@ -61,8 +61,9 @@ extension Dispatcher {
         }
         if dirty { return out.nullArray() }
         out.arrayHeader(transaction.queued.count)
-        for request in transaction.queued {
-            _ = request.withUnsafeBufferPointer { execute($0, for: session, into: &out) }
+        transaction.queued.forEach { request in
+            execute(request, for: session, into: &out)
+            return true
         }
     }
 }

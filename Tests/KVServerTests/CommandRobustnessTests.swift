@@ -23,18 +23,16 @@ import Testing
         var random = SeededGenerator(seed: 0x5EED)  // the same requests on every run
         // Commands whose effect would end the session's usefulness are kept:
         // QUIT only answers +OK here, RESET and FLUSHALL are fine to repeat.
-        let names = Dispatcher.table.keys.filter { $0.first.map { $0 >= 97 } ?? false }.sorted {
-            $0.lexicographicallyPrecedes($1)
-        }
+        let names = Dispatcher.rows.map { Array($0.name.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
         for name in names {
             for _ in 0..<300 {
                 var batch = RequestBatch()
                 // Seed a string the command can work on, then the command.
-                batch.arguments += [Array("set".utf8), Array("k".utf8), Array("12".utf8)]
+                for argument in ["set", "k", "12"] { batch.appendArgument(Array(argument.utf8)) }
                 batch.endRequest()
-                batch.arguments.append(name)
+                batch.appendArgument(name)
                 for _ in 0..<Int.random(in: 0...6, using: &random) {
-                    batch.arguments.append(Self.vocabulary.randomElement(using: &random)!)
+                    batch.appendArgument(Self.vocabulary.randomElement(using: &random)!)
                 }
                 batch.endRequest()
                 let (replies, rest) = dispatcher.execute(batch, client: 1)
@@ -48,7 +46,7 @@ import Testing
             }
             // Leave MULTI and WATCH between commands, as a client would.
             var reset = RequestBatch()
-            reset.arguments.append(Array("reset".utf8))
+            reset.appendArgument(Array("reset".utf8))
             reset.endRequest()
             _ = dispatcher.execute(reset, client: 1)
         }

@@ -1,0 +1,72 @@
+// kvd-allocations: heap allocations per request on kvd's request path, in
+// steady state, counted with the allocation counter the benchmark uses.
+//
+// It drives the path a connection on the core loop takes
+// (`--io-threads 0`): bytes appended to the connection's parser, parsed
+// into the connection's reused batch, executed by the dispatcher into the
+// connection's reused reply buffer. Only the socket calls are left out.
+// Each test runs 200 warm-up rounds, then counts over 5,000 rounds, at
+// pipeline depths 1 and 16 (redis-benchmark's -P).
+//
+// usage: kvd-allocations [--check]
+//   prints one line per test and depth; with --check, exits 1 unless GET
+//   and INCR make 0 allocations per request and SET and MSET at most 1.
+import CAllocationCounter
+import Glibc
+import KVServer
+
+/// `*N\r\n$len\r\narg\r\n...` for one request.
+func multibulk(_ arguments: [String]) -> [UInt8] {
+    var bytes = Array("*\(arguments.count)\r\n".utf8)
+    for argument in arguments { bytes += Array("$\(argument.utf8.count)\r\n\(argument)\r\n".utf8) }
+    return bytes
+}
+
+/// What a connection on the core loop keeps between batches.
+struct RequestPath {
+    let dispatcher = Dispatcher()
+    var parser = RESPParser()
+    var batch = RequestBatch()
+    var spare: [UInt8] = []
+
+    /// Allocations per request for `request` sent `pipeline` at a time.
+    mutating func allocationsPerRequest(_ request: [UInt8], pipeline: Int) -> Double {
+        let input = Array(Array(repeating: request, count: pipeline).joined())
+        let warmUp = 200, rounds = 5_000
+        for round in 0..<(warmUp + rounds) {
+            if round == warmUp { allocation_counter_start() }
+            input.withUnsafeBytes { parser.append($0) }
+            batch.removeAll()
+            while parser.nextRequest(into: &batch) == .appended {}
+            let (replies, _) = dispatcher.execute(batch, client: 1, replyBuffer: &spare)
+            // The connection writes the replies, then keeps their buffer.
+            precondition(replies.sealed.isEmpty && replies.byteCount > 0)
+            spare = replies.last
+        }
+        return Double(allocation_counter_stop()) / Double(rounds * pipeline)
+    }
+}
+
+let value1K = String(repeating: "x", count: 1024)
+let tests: [(name: String, request: [UInt8], limit: Double)] = [
+    ("GET", multibulk(["GET", "key:1"]), 0),
+    // From ten digits up, so that a reply does not grow by a digit (and
+    // its buffer with it) inside the counted rounds.
+    ("INCR", multibulk(["INCR", "counter"]), 0),
+    ("SET", multibulk(["SET", "key:1", "xxx"]), 1),
+    ("SET 1KiB", multibulk(["SET", "key:2", value1K]), 1),
+    ("MSET 10 keys", multibulk(["MSET"] + (0..<10).flatMap { ["key:m\($0)", "xxx"] }), 1),
+]
+let check = CommandLine.arguments.dropFirst().first == "--check"
+var failed = false
+var path = RequestPath()
+_ = path.allocationsPerRequest(multibulk(["SET", "counter", "1000000000"]), pipeline: 1)  // see INCR's row
+for test in tests {
+    for pipeline in [1, 16] {
+        let perRequest = path.allocationsPerRequest(test.request, pipeline: pipeline)
+        let verdict = perRequest <= test.limit ? "" : "  (over the goal of \(Int(test.limit)))"
+        print("kvd allocations_per_request test=\(test.name) pipeline=\(pipeline) value=\(perRequest)\(verdict)")
+        if perRequest > test.limit { failed = true }
+    }
+}
+if check && failed { exit(1) }
