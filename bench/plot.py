@@ -56,20 +56,21 @@ def peer_panels(path):
 
 
 def kvd_panels(path):
+    """kvd (both topologies) and redis-server: throughput per test and shape."""
     values = {}
     for line in open(path):
-        m = re.match(r"(\w+) P=(\d+) (\w+): ([\d.]+) requests per second", line.strip())
+        m = re.match(r"(\S+) c=(\d+) P=(\d+) (\S+) rps=(\d+)", line.strip())
         if m:
-            name, pipeline, test, rps = m.groups()
-            key = f"{test} -P {pipeline}"
+            name, clients, pipeline, test, rps = m.groups()
+            key = f"{test.replace('_', ' ')} -c {clients} -P {pipeline}"
             values.setdefault(key, {}).setdefault(name, []).append(float(rps))
     rows = []
-    for key in sorted(values, key=lambda k: (int(k.split()[-1]), k)):
+    for key in sorted(values, key=lambda k: (int(k.split()[-1]), int(k.split()[-3]), k)):
         for name in sorted(values[key]):
             rows.append((f"{key}: {name}", statistics.median(values[key][name]) / 1000))
     if not rows:
         return []
-    return [("redis-benchmark -c 50 (k requests/s, longer is better)", rows, lambda label: label.endswith("kvd"))]
+    return [("redis-benchmark (k requests/s, longer is better)", rows, lambda label: "kvd" in label)]
 
 
 def format_ns(ns):

@@ -93,7 +93,7 @@ private func ping(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 }
 
 private func get(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    if let entry = ks.lookup(r.raw(1), now: unixMilliseconds()) { out.bulk(entry.value) } else { out.null() }
+    if let entry = ks.lookup(r.raw(1), now: ks.now) { out.bulk(entry.value) } else { out.null() }
 }
 
 private func set(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -108,7 +108,7 @@ func setGeneric(
     _ name: String,
     okReply: Int? = nil, abortReply: Int? = nil, _ out: inout ReplyWriter
 ) {
-    let now = unixMilliseconds()
+    let now = ks.now
     var deadline: Int64?
     if let expire = options.expire {
         guard let ms = expiryMilliseconds(expire, now: now, name, &out) else { return }
@@ -133,13 +133,13 @@ func setGeneric(
 }
 
 private func getset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let old = ks.lookup(r[1], now: unixMilliseconds())
+    let old = ks.lookup(r[1], now: ks.now)
     ks.set(r[1], r[2], expiresAt: nil)
     if let old { out.bulk(old.value) } else { out.null() }
 }
 
 func del(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let now = unixMilliseconds()
+    let now = ks.now
     var removed = 0
     for index in 1..<r.count where ks.lookup(r.raw(index), now: now) != nil {
         ks.remove(r.raw(index))
@@ -149,7 +149,7 @@ func del(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 }
 
 func exists(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let now = unixMilliseconds()
+    let now = ks.now
     out.integer((1..<r.count).reduce(0) { $0 + (ks.lookup(r.raw($1), now: now) == nil ? 0 : 1) })
 }
 
@@ -174,7 +174,7 @@ private func incrementBy(_ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ amount
     // One hash lookup for a present key: the digits are rewritten in place
     // (the key keeps its expiry); an absent key is stored fresh.
     let outcome =
-        ks.update(key, now: unixMilliseconds()) { value -> (Outcome, changed: Bool) in
+        ks.update(key, now: ks.now) { value -> (Outcome, changed: Bool) in
             guard let current = parseInteger(value) else { return (.notAnInteger, false) }
             let (result, overflow) = current.addingReportingOverflow(amount)
             guard !overflow else { return (.overflow, false) }
@@ -195,7 +195,7 @@ private func incrementBy(_ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ amount
 }
 
 private func append(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let now = unixMilliseconds()
+    let now = ks.now
     if let length = ks.lookup(r[1], now: now)?.value.count {
         guard length + r[2].count <= 512 * 1024 * 1024 else {
             return out.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
@@ -208,11 +208,11 @@ private func append(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 }
 
 private func strlen(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    out.integer(ks.lookup(r[1], now: unixMilliseconds())?.value.count ?? 0)
+    out.integer(ks.lookup(r[1], now: ks.now)?.value.count ?? 0)
 }
 
 private func mget(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let now = unixMilliseconds()
+    let now = ks.now
     out.arrayHeader(r.count - 1)
     for index in 1..<r.count {
         if let entry = ks.lookup(r.raw(index), now: now) { out.bulk(entry.value) } else { out.null() }
@@ -259,7 +259,7 @@ private func expire(
         guard when <= Int64.max / 1000 && when >= Int64.min / 1000 else { return out.error(invalid) }
         when *= 1000
     }
-    let now = unixMilliseconds()
+    let now = ks.now
     let base = relative ? now : 0
     guard when <= Int64.max - base else { return out.error(invalid) }
     when += base
@@ -281,7 +281,7 @@ private func expire(
 /// TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without the key, -1 without an
 /// expiry; seconds are rounded to the nearest, as Redis does.
 private func ttl(_ ks: Keyspace, _ key: [UInt8], milliseconds: Bool, absolute: Bool, _ out: inout ReplyWriter) {
-    let now = unixMilliseconds()
+    let now = ks.now
     guard let entry = ks.lookup(key, now: now) else { return out.integer(-2) }
     guard let deadline = entry.expiresAt else { return out.integer(-1) }
     let value = Int(max(absolute ? deadline : deadline - now, 0))
@@ -290,7 +290,7 @@ private func ttl(_ ks: Keyspace, _ key: [UInt8], milliseconds: Bool, absolute: B
 }
 
 private func persist(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard let entry = ks.lookup(r[1], now: unixMilliseconds()), entry.expiresAt != nil else {
+    guard let entry = ks.lookup(r[1], now: ks.now), entry.expiresAt != nil else {
         return out.integer(0)
     }
     ks.setExpiry(r[1], nil)
@@ -298,7 +298,7 @@ private func persist(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 }
 
 private func keys(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let now = unixMilliseconds()
+    let now = ks.now
     let pattern = r[1]
     let everything = pattern == [UInt8(ascii: "*")]
     let matches = ks.keys(now: now) { everything || globMatch(pattern, $0) }

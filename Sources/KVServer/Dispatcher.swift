@@ -108,8 +108,10 @@ public final class DispatcherCounters: Sendable {
 public final class Dispatcher {
     /// How many databases SELECT can choose from (Redis's default).
     public static let databaseCount = 16
+    /// The time each command runs at, shared with the databases.
+    let clock = CommandClock()
     /// The databases, by index.
-    let databases: [Keyspace] = (0..<Dispatcher.databaseCount).map { _ in Keyspace() }
+    let databases: [Keyspace]
     /// Database 0, the one a new connection uses.
     public var keyspace: Keyspace { databases[0] }
     // `@exclusivity(unchecked)` on the fields every request touches: the
@@ -158,6 +160,7 @@ public final class Dispatcher {
     ) {
         self.password = password.map { Array($0.utf8) }
         self.serverInfo = serverInfo
+        self.databases = (0..<Dispatcher.databaseCount).map { [clock] _ in Keyspace(clock: clock) }
     }
 
     /// A connection was accepted: its session starts (database 0, RESP2).
@@ -217,8 +220,13 @@ public final class Dispatcher {
         var executed = 0
         // One clock read per command: each command's time runs from the end
         // of the one before (Redis reads the clock around every call too).
+        // Its Unix time, which expiry compares with, comes from that same
+        // read: the wall clock is read once per batch.
         var previous = monotonicNanoseconds()
+        let (batchStart, batchUnix) = (previous, unixMilliseconds())
+        defer { clock.fixed = nil }
         batch.forEach { request in
+            clock.fixed = batchUnix + Int64((previous - batchStart) / 1_000_000)
             let command = execute(request, for: session, into: &out)
             let now = monotonicNanoseconds()
             if let command {

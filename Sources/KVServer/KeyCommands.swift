@@ -12,11 +12,11 @@ let keyCommands: [Command] = [
     Command("unlink", arity: -2, keys: .all, del),
     Command("touch", arity: -2, keys: .all, exists),
     Command("type", arity: 2, keys: .one) { ks, r, out in
-        if ks.lookup(r[1], now: unixMilliseconds()) == nil { out.simple("none") } else { out.simple("string") }
+        if ks.lookup(r[1], now: ks.now) == nil { out.simple("none") } else { out.simple("string") }
     },
     Command("scan", arity: -2, keys: .none, scan),
     Command("randomkey", arity: 1, keys: .none) { ks, _, out in
-        if let key = ks.randomKey(now: unixMilliseconds()) { out.bulk(key) } else { out.null() }
+        if let key = ks.randomKey(now: ks.now) { out.bulk(key) } else { out.null() }
     },
     Command("object", arity: -2, keys: .none, object),
     Command("time", arity: 1, keys: .none) { _, _, out in
@@ -30,7 +30,7 @@ let keyCommands: [Command] = [
 
 /// RENAME and RENAMENX: the value and its expiry move to the new name.
 private func rename(_ ks: Keyspace, _ r: Request, onlyIfAbsent: Bool, _ out: inout ReplyWriter) {
-    let now = unixMilliseconds()
+    let now = ks.now
     guard let entry = ks.lookup(r[1], now: now) else { return out.error("ERR no such key") }
     if r[1] == r[2] { return onlyIfAbsent ? out.integer(0) : out.ok() }
     if onlyIfAbsent && ks.lookup(r[2], now: now) != nil { return out.integer(0) }
@@ -66,7 +66,7 @@ private func scan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         }
         index += 2
     }
-    let (next, keys) = ks.scan(cursor: Int(cursor), count: count, now: unixMilliseconds()) { key in
+    let (next, keys) = ks.scan(cursor: Int(cursor), count: count, now: ks.now) { key in
         keepsStrings && (pattern.map { globMatch($0, key) } ?? true)
     }
     out.arrayHeader(2)
@@ -97,7 +97,7 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
             bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try OBJECT HELP.".utf8))
     }
     guard r.count == 3 else { return out.error("ERR wrong number of arguments for 'object|\(sub)' command") }
-    guard let entry = ks.lookup(r[2], now: unixMilliseconds()) else { return out.null() }
+    guard let entry = ks.lookup(r[2], now: ks.now) else { return out.null() }
     switch sub {
     case "encoding":
         // Redis's rule for a string: a 64-bit integer written canonically is

@@ -40,6 +40,18 @@ func unixMilliseconds() -> Int64 {
     return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
 }
 
+/// The time a command runs at, in Unix milliseconds: fixed by the
+/// dispatcher for each command (as Redis caches it per call), so a command
+/// reads no clock of its own and sees one instant throughout. Unset (outside
+/// a command), it reads the clock.
+final class CommandClock {
+    /// The current command's time, if one runs.
+    @exclusivity(unchecked) var fixed: Int64?  // one thread: its dispatcher's
+
+    /// The current command's time, or the clock's.
+    var now: Int64 { fixed ?? unixMilliseconds() }
+}
+
 /// Nanoseconds on the monotonic clock, for time budgets.
 func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
@@ -130,8 +142,17 @@ public final class Keyspace {
     /// How many keys expired (lazily or actively).
     @exclusivity(unchecked) public private(set) var expiredKeys = 0
 
+    /// The time commands run at (shared by a dispatcher's databases).
+    let clock: CommandClock
+
     /// An empty keyspace.
-    public init() {}
+    public convenience init() { self.init(clock: CommandClock()) }
+
+    /// An empty keyspace whose commands run at `clock`'s time.
+    init(clock: CommandClock) { self.clock = clock }
+
+    /// The current command's time, in Unix milliseconds.
+    var now: Int64 { clock.now }
 
     /// The number of keys, counting expired ones not yet removed.
     public var count: Int { entries.count }
@@ -432,6 +453,6 @@ extension Array where Element == UInt8 {
     /// shrank a lot gets a buffer of its size, not the old one's).
     mutating func replaceAll(with bytes: UnsafeRawBufferPointer) {
         removeAll(keepingCapacity: capacity <= 2 * bytes.count + 64)
-        append(contentsOf: bytes)
+        append(bytes: bytes)
     }
 }

@@ -4,6 +4,7 @@
 // allocates what a client merely announced: a bulk is copied out only once
 // all of its bytes have arrived. Errors carry Redis's own wording; the
 // connection answers `-ERR Protocol error: <message>` and closes.
+import Glibc
 
 /// Limits on what one request may announce.
 public struct RESPLimits: Sendable {
@@ -73,7 +74,7 @@ public struct RESPParser {
             }
             start = 0
         }
-        buffer.append(contentsOf: bytes)
+        buffer.append(bytes: bytes)
     }
 
     /// Adds bytes received from the client.
@@ -128,35 +129,37 @@ public struct RESPParser {
     /// `from`, if present within the inline limit (a longer line is refused
     /// anyway, so the scan never runs further).
     private func lineEnd(from: Int) -> Int? {
-        var index = from
         let stop = Swift.min(buffer.count, from + limits.maxInline + 1)
-        while index < stop {
-            if buffer[index] == UInt8(ascii: "\n") { return index }
-            index += 1
+        guard from < stop else { return nil }
+        return buffer.withUnsafeBytes { bytes in
+            memchr(bytes.baseAddress! + from, Int32(UInt8(ascii: "\n")), stop - from).map {
+                UnsafeRawPointer($0) - bytes.baseAddress!
+            }
         }
-        return nil
     }
 
     /// A decimal integer in `buffer[from..<to]` (an optional `-`, then digits), or nil.
     private func integer(from: Int, to: Int) -> Int? {
-        var end = to
-        if end > from && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        guard end > from, end - from <= 20 else { return nil }
-        var index = from
-        let negative = buffer[index] == UInt8(ascii: "-")
-        if negative { index += 1 }
-        guard index < end else { return nil }
-        var value = 0
-        while index < end {
-            let digit = Int(buffer[index]) - 48
-            guard digit >= 0 && digit <= 9 else { return nil }
-            let (times, o1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, o2) = times.addingReportingOverflow(digit)
-            guard !o1 && !o2 else { return nil }
-            value = sum
-            index += 1
+        buffer.withUnsafeBytes { buffer in
+            var end = to
+            if end > from && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+            guard end > from, end - from <= 20 else { return nil }
+            var index = from
+            let negative = buffer[index] == UInt8(ascii: "-")
+            if negative { index += 1 }
+            guard index < end else { return nil }
+            var value = 0
+            while index < end {
+                let digit = Int(buffer[index]) - 48
+                guard digit >= 0 && digit <= 9 else { return nil }
+                let (times, o1) = value.multipliedReportingOverflow(by: 10)
+                let (sum, o2) = times.addingReportingOverflow(digit)
+                guard !o1 && !o2 else { return nil }
+                value = sum
+                index += 1
+            }
+            return negative ? -value : value
         }
-        return negative ? -value : value
     }
 
     private mutating func parseMultibulk(into batch: inout RequestBatch) -> Step {

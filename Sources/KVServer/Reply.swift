@@ -118,7 +118,7 @@ public struct ReplyWriter: Sendable {
         bytes.append(UInt8(ascii: "$"))
         decimal(value.count)
         crlf()
-        bytes.append(contentsOf: value)
+        bytes.append(bytes: value)
         crlf()
     }
 
@@ -212,6 +212,6 @@ func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
             room[index] = UInt8(truncatingIfNeeded: magnitude % 10) + 48
             magnitude /= 10
         } while magnitude > 0
-        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: room[index...]))
+        bytes.append(bytes: UnsafeRawBufferPointer(rebasing: room[index...]))
     }
 }

@@ -36,7 +36,7 @@ public struct RequestBatch: Sendable {
     /// Appends one argument of the request being built (copied).
     mutating func appendArgument(_ argument: UnsafeRawBufferPointer) {
         spans.append(ArgumentSpan(start: bytes.count, count: argument.count))
-        bytes.append(contentsOf: argument)
+        bytes.append(bytes: argument)
     }
 
     /// Appends one argument of the request being built (copied).
@@ -147,5 +147,14 @@ func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ word: StaticString) -
     guard bytes.count == word.utf8CodeUnitCount else { return false }
     return word.withUTF8Buffer { ascii in
         zip(bytes, ascii).allSatisfy { a, b in (a >= 65 && a <= 90 ? a + 32 : a) == (b >= 65 && b <= 90 ? b + 32 : b) }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends raw bytes with one copy (the raw buffer's own `append`
+    /// path goes byte by byte).
+    @inline(__always)
+    mutating func append(bytes: UnsafeRawBufferPointer) {
+        bytes.withMemoryRebound(to: UInt8.self) { append(contentsOf: $0) }
     }
 }

@@ -321,7 +321,7 @@ extension Dispatcher {
             return out.error("ERR DB index is out of range")
         }
         guard target != session.database else { return out.error("ERR source and destination objects are the same") }
-        let now = unixMilliseconds()
+        let now = clock.now
         let source = databases[session.database]
         guard let entry = source.lookup(r[1], now: now) else { return out.integer(0) }
         let destination = databases[target]
@@ -353,7 +353,7 @@ extension Dispatcher {
         if target == session.database && r[1] == r[2] {
             return out.error("ERR source and destination objects are the same")
         }
-        let now = unixMilliseconds()
+        let now = clock.now
         guard let entry = databases[session.database].lookup(r[1], now: now) else { return out.integer(0) }
         let destination = databases[target]
         if destination.lookup(r[2], now: now) != nil && !replace { return out.integer(0) }

@@ -19,7 +19,7 @@ let stringCommands: [Command] = [
     Command("msetnx", arity: -3, keys: .pairs, msetnx),
     Command("getex", arity: -2, keys: .one, getex),
     Command("getdel", arity: 2, keys: .one) { ks, r, out in
-        guard let entry = ks.lookup(r[1], now: unixMilliseconds()) else { return out.null() }
+        guard let entry = ks.lookup(r[1], now: ks.now) else { return out.null() }
         out.bulk(entry.value)
         ks.remove(r[1])
     },
@@ -130,7 +130,7 @@ func expiryMilliseconds(
 
 private func msetnx(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard r.count % 2 == 1 else { return out.error("ERR wrong number of arguments for 'msetnx' command") }
-    let now = unixMilliseconds()
+    let now = ks.now
     for index in stride(from: 1, to: r.count, by: 2) where ks.lookup(r[index], now: now) != nil {
         return out.integer(0)
     }
@@ -140,7 +140,7 @@ private func msetnx(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 private func getex(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let options = StringOptions(r, from: 2, forSet: false) else { return out.error("ERR syntax error") }
-    let now = unixMilliseconds()
+    let now = ks.now
     guard let entry = ks.lookup(r[1], now: now) else { return out.null() }
     var deadline: Int64?
     if let expire = options.expire {
@@ -159,7 +159,7 @@ private func setrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let offset = parseInteger(r[2]) else { return out.error(notAnInteger) }
     guard offset >= 0 else { return out.error("ERR offset is out of range") }
     let value = r[3]
-    let now = unixMilliseconds()
+    let now = ks.now
     let existing = ks.lookup(r[1], now: now)
     if value.isEmpty { return out.integer(existing?.value.count ?? 0) }
     guard offset <= maxStringLength - value.count else {
@@ -178,7 +178,7 @@ private func setrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 private func getrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard var start = parseInteger(r[2]), var end = parseInteger(r[3]) else { return out.error(notAnInteger) }
-    guard let value = ks.lookup(r[1], now: unixMilliseconds())?.value else { return out.bulk([]) }
+    guard let value = ks.lookup(r[1], now: ks.now)?.value else { return out.bulk([]) }
     let length = value.count
     if start < 0 && end < 0 && start > end { return out.bulk([]) }
     if start < 0 { start += length }
@@ -204,7 +204,7 @@ private func setbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let bit = parseInteger(r[3]), bit == 0 || bit == 1 else {
         return out.error("ERR bit is not an integer or out of range")
     }
-    let now = unixMilliseconds()
+    let now = ks.now
     if ks.lookup(r[1], now: now) == nil { ks.set(r[1], [], expiresAt: nil) }
     let old = ks.modify(r[1], now: now) { value -> Int in
         let byte = offset >> 3
@@ -219,7 +219,7 @@ private func setbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 private func getbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let offset = parseBitOffset(r[2], &out) else { return }
-    guard let value = ks.lookup(r[1], now: unixMilliseconds())?.value, offset >> 3 < value.count else {
+    guard let value = ks.lookup(r[1], now: ks.now)?.value, offset >> 3 < value.count else {
         return out.integer(0)
     }
     out.integer(value[offset >> 3] & (UInt8(0x80) >> UInt8(offset & 7)) != 0 ? 1 : 0)
@@ -247,7 +247,7 @@ private func parseRangeUnit(_ bytes: [UInt8]) -> Bool? {
 }
 
 private func bitcount(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard let value = ks.lookup(r[1], now: unixMilliseconds())?.value else { return out.integer(0) }
+    guard let value = ks.lookup(r[1], now: ks.now)?.value else { return out.integer(0) }
     var range = (first: 0, last: value.count * 8 - 1)
     if r.count == 4 || r.count == 5 {
         guard let start = parseInteger(r[2]), let end = parseInteger(r[3]) else { return out.error(notAnInteger) }
@@ -282,7 +282,7 @@ private func bitcount(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 private func bitpos(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let bit = parseInteger(r[2]) else { return out.error(notAnInteger) }
     guard bit == 0 || bit == 1 else { return out.error("ERR The bit argument must be 1 or 0.") }
-    guard let value = ks.lookup(r[1], now: unixMilliseconds())?.value else { return out.integer(bit == 1 ? -1 : 0) }
+    guard let value = ks.lookup(r[1], now: ks.now)?.value else { return out.integer(bit == 1 ? -1 : 0) }
     guard r.count <= 6 else { return out.error("ERR syntax error") }
     var bits = false
     if r.count == 6 {
@@ -327,7 +327,7 @@ private func bitpos(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 let lcsMaxCells = 16 * 1024 * 1024
 
 private func lcs(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let now = unixMilliseconds()
+    let now = ks.now
     let a = ks.lookup(r[1], now: now)?.value ?? []
     let b = ks.lookup(r[2], now: now)?.value ?? []
     var wantIndexes = false, wantLength = false, withMatchLength = false
@@ -460,7 +460,7 @@ func humanReadable(_ value: Float80) -> [UInt8] {
 }
 
 private func incrbyfloat(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let entry = ks.lookup(r[1], now: unixMilliseconds())
+    let entry = ks.lookup(r[1], now: ks.now)
     let notAFloat = "ERR value is not a valid float"
     var current: Float80 = 0
     if let entry {

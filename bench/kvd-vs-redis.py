@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""kvd against a real redis-server in the same run, with redis-benchmark.
+
+Three servers, started once and measured in alternating rounds (the order
+rotates every round, so drift on a shared machine hits each one alike):
+kvd with --io-threads 0 (I/O on the core loop), kvd with --io-threads 1 (I/O
+on a loop of its own, one hop to the core and back) and redis-server 7.
+
+Each round runs, for each server:
+  -c 50  -P 1   SET GET INCR MSET (10 keys)
+  -c 50  -P 16  SET GET INCR MSET (10 keys)
+  -c 200 -P 1   SET GET INCR
+  -c 50  -P 1   SET with a 1 KiB value
+redis-benchmark's --csv gives throughput and p50/p99 latency. The report
+is the median of the rounds for each figure; the raw lines go to
+bench/kvd-latest.txt. Not part of CI: only same-run ratios mean anything.
+
+usage: kvd-vs-redis.py KVD_BINARY [ROUNDS] [N]
+"""
+import csv
+import io
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+KVD = sys.argv[1]
+ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+N = int(sys.argv[3]) if len(sys.argv) > 3 else 200_000
+RAW = "bench/kvd-latest.txt"
+
+SERVERS = [
+    ("kvd-io0", 6390, [KVD, "--port", "6390", "--io-threads", "0"]),
+    ("kvd-io1", 6392, [KVD, "--port", "6392", "--io-threads", "1"]),
+    ("redis", 6391, ["redis-server", "--port", "6391", "--save", "", "--appendonly", "no"]),
+]
+# (clients, pipeline, tests, extra redis-benchmark flags, label suffix)
+SHAPES = [
+    (50, 1, "set,get,incr,mset", [], ""),
+    (50, 16, "set,get,incr,mset", [], ""),
+    (200, 1, "set,get,incr", [], ""),
+    (50, 1, "set", ["-d", "1024"], " 1KiB"),
+]
+
+
+def wait_for(port):
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"kvd-vs-redis: nothing listens on port {port}")
+
+
+def run_shape(port, clients, pipeline, tests, extra):
+    n = N * 8 if pipeline > 1 else N  # pipelined runs are ~10x faster
+    out = subprocess.run(
+        ["redis-benchmark", "-p", str(port), "-c", str(clients), "-n", str(n), "-P", str(pipeline),
+         "-t", tests, "--csv"] + extra,
+        capture_output=True, text=True, timeout=600).stdout
+    rows = []
+    for row in csv.reader(io.StringIO(out)):
+        if not row or row[0] == "test":
+            continue
+        test, rps, p50, p99 = row[0], float(row[1]), float(row[4]), float(row[6])
+        rows.append((test.split(" ")[0], rps, p50, p99))
+    return rows
+
+
+def main():
+    if not shutil.which("redis-benchmark"):
+        sys.exit("kvd-vs-redis: redis-benchmark is missing (apt-get install redis-tools)")
+    processes = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _, _, cmd in SERVERS]
+    try:
+        for _, port, _ in SERVERS:
+            wait_for(port)
+        results = {}  # (test, clients, pipeline) -> server -> [(rps, p50, p99)]
+        with open(RAW, "w") as raw:
+            for round_index in range(ROUNDS):
+                order = SERVERS[round_index % len(SERVERS):] + SERVERS[:round_index % len(SERVERS)]
+                for name, port, _ in order:
+                    for clients, pipeline, tests, extra, suffix in SHAPES:
+                        for test, rps, p50, p99 in run_shape(port, clients, pipeline, tests, extra):
+                            test += suffix
+                            raw.write(f"{name} c={clients} P={pipeline} {test.replace(' ', '_')} "
+                                      f"rps={rps:.0f} p50_ms={p50} p99_ms={p99}\n")
+                            results.setdefault((test, clients, pipeline), {}).setdefault(name, []).append(
+                                (rps, p50, p99))
+                raw.flush()
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=10)
+    report(results)
+
+
+def report(results):
+    def median(values, index):
+        return statistics.median(v[index] for v in values)
+
+    print(f"{os.cpu_count()} cores; redis-benchmark, same run, medians of {ROUNDS} alternating rounds; "
+          f"kvd-io0 = `--io-threads 0`, kvd-io1 = `--io-threads 1`")
+    print()
+    print("| test | -c | -P | kvd-io0 req/s | kvd-io1 req/s | redis req/s | io0 / redis | io1 / redis "
+          "| p50 ms io0 / io1 / redis | p99 ms io0 / io1 / redis |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (test, clients, pipeline), by in sorted(results.items(), key=lambda r: (r[0][2], r[0][1], r[0][0])):
+        if not all(name in by for name, _, _ in SERVERS):
+            continue
+        rps = {name: median(by[name], 0) for name, _, _ in SERVERS}
+        p50 = " / ".join(f"{median(by[name], 1):.3f}" for name, _, _ in SERVERS)
+        p99 = " / ".join(f"{median(by[name], 2):.3f}" for name, _, _ in SERVERS)
+        print(f"| {test} | {clients} | {pipeline} | {rps['kvd-io0']:,.0f} | {rps['kvd-io1']:,.0f} | "
+              f"{rps['redis']:,.0f} | {rps['kvd-io0'] / rps['redis']:.2f}x | {rps['kvd-io1'] / rps['redis']:.2f}x "
+              f"| {p50} | {p99} |")
+
+
+if __name__ == "__main__":
+    main()
