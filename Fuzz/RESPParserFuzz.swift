@@ -3,6 +3,9 @@
 //
 // Properties checked on every input, besides "never crashes, never hangs":
 // - the outcomes do not depend on how the bytes are split into reads;
+// - nor on whether requests are taken one by one (`next`) or into a batch
+//   that shares the parser's buffer (`nextRequest(into:sharing:)`, what a
+//   connection on the core loop does);
 // - every request has at least one argument;
 // - a protocol error ends the stream (nothing is parsed after it).
 
@@ -26,6 +29,8 @@ public func fuzzRESPParser(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
     }
     let split = outcomes(of: pieces, limits: limits)
     precondition(whole == split, "parser outcomes depend on how the input was split into reads")
+    let batched = sharedBatchOutcomes(of: pieces, limits: limits)
+    precondition(whole == batched, "parser outcomes differ when batches share the parser's buffer")
 
     // The glob matcher on a pattern and a string cut from the input.
     let cut = bytes.count / 2
@@ -46,6 +51,29 @@ private func outcomes(of reads: [[UInt8]], limits: RESPLimits) -> [RESPParser.Ou
             }
             seen.append(outcome)
             if case .protocolError = outcome { return seen }
+        }
+    }
+    return seen
+}
+
+/// The same outcomes, taken read by read into one batch that shares the
+/// parser's buffer, emptied after each read as a connection does.
+private func sharedBatchOutcomes(of reads: [[UInt8]], limits: RESPLimits) -> [RESPParser.Outcome] {
+    var parser = RESPParser(limits: limits)
+    var batch = RequestBatch()
+    var seen: [RESPParser.Outcome] = []
+    for read in reads {
+        parser.append(read)
+        var step = RESPParser.Step.appended
+        while step == .appended { step = parser.nextRequest(into: &batch, sharing: true) }
+        batch.forEach { request in
+            seen.append(.request(Array(request)))
+            return true
+        }
+        batch.removeAll()
+        if case .protocolError(let message) = step {
+            seen.append(.protocolError(message))
+            return seen
         }
     }
     return seen

@@ -81,9 +81,9 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) private var outboundBytes = 0
     /// Requests the core handed back unexecuted (its byte budget was reached).
     @exclusivity(unchecked) private var heldBatch: RequestBatch?
-    /// The batch being filled. On the core loop it comes back after each
-    /// run and is refilled in place; a worker hands it to the core and
-    /// starts a new one.
+    /// The batch being filled. On the core loop it points into the parser's
+    /// buffer (no copy), is executed at once and refilled; a worker copies
+    /// the arguments into it, hands it to the core and starts a new one.
     @exclusivity(unchecked) private var batch = RequestBatch()
     /// The buffer of the last replies, once they were all sent: the next
     /// batch's replies are written into it (on the core loop).
@@ -224,7 +224,7 @@ final class Connection: @unchecked Sendable {
         guard ending == .open else { return }
         batch.removeAll()
         parsing: while batch.count < Connection.maxBatch {
-            switch parser.nextRequest(into: &batch) {
+            switch parser.nextRequest(into: &batch, sharing: worker.servesOnCore) {
             case .appended:
                 if batch.lastRequestIs("quit") {
                     ending = .afterFlush
@@ -248,6 +248,7 @@ final class Connection: @unchecked Sendable {
         exchange = .awaiting
         if worker.servesOnCore {
             let (replies, rest) = worker.server.hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
+            self.batch.removeAll()  // let go of the parser's buffer before it takes more bytes
             receive(replies, rest: rest)
             return
         }

@@ -108,13 +108,19 @@ public struct RESPParser {
         }
     }
 
-    /// Appends the next complete request to `batch` (its arguments copied
-    /// once, straight from this buffer into the batch's): a whole batch of
-    /// requests shares three arrays.
-    public mutating func nextRequest(into batch: inout RequestBatch) -> Step {
+    /// Appends the next complete request to `batch`: a whole batch of
+    /// requests shares three arrays. Its arguments are copied once, straight
+    /// from this buffer into the batch's; with `sharing`, they are not
+    /// copied at all: the batch shares this buffer and points into it. Then
+    /// the batch must be emptied (`removeAll`) before bytes are appended
+    /// here again, or the append copies this whole buffer.
+    public mutating func nextRequest(into batch: inout RequestBatch, sharing: Bool = false) -> Step {
+        if sharing && batch.count == 0 && batch.openArguments == 0 { batch.share(buffer) }
+        let shared = sharing && batch.sharesBytes
         while start < buffer.count {
             let step =
-                buffer[start] == UInt8(ascii: "*") ? parseMultibulk(into: &batch) : parseInline(into: &batch)
+                buffer[start] == UInt8(ascii: "*")
+                ? parseMultibulk(into: &batch, shared: shared) : parseInline(into: &batch)
             if step == .appended {
                 // An empty request (`*0`, a blank line) is skipped, as Redis does.
                 guard batch.openArguments > 0 else { continue }
@@ -162,7 +168,7 @@ public struct RESPParser {
         }
     }
 
-    private mutating func parseMultibulk(into batch: inout RequestBatch) -> Step {
+    private mutating func parseMultibulk(into batch: inout RequestBatch, shared: Bool) -> Step {
         // Line limits apply whether or not the newline has arrived yet, so
         // the outcome never depends on how the bytes were split into reads
         // (a fuzzer found that it did).
@@ -230,7 +236,11 @@ public struct RESPParser {
                     position += 1
                 }
                 position += buffer[position] == UInt8(ascii: "\r") ? 2 : 1
-                batch.appendArgument(UnsafeRawBufferPointer(rebasing: buffer[position..<(position + length)]))
+                if shared {
+                    batch.appendSpan(start: position, count: length)
+                } else {
+                    batch.appendArgument(UnsafeRawBufferPointer(rebasing: buffer[position..<(position + length)]))
+                }
                 position += length + 2
             }
         }

@@ -1,10 +1,13 @@
 // RequestBatch.swift: the requests of one read, as the core receives them,
 // and `Request`, the view of one of them that a command handler gets.
 //
-// No allocation per argument: every argument's bytes sit back to back in
-// one buffer, and each argument is a span (offset, length) into it. A
-// connection keeps its batch and refills it (`removeAll` keeps the
-// capacity), so in steady state a batch costs no allocation either.
+// No allocation per argument: each argument is a span (offset, length) into
+// one buffer. That buffer is either the batch's own, the arguments copied
+// into it back to back (a batch that crosses to another thread), or the
+// parser's buffer itself, shared and not copied (`sharing`: a connection on
+// the core loop, whose batch is executed before the parser takes any more
+// bytes). A connection keeps its batch and refills it (`removeAll` keeps
+// the capacity), so in steady state a batch costs no allocation either.
 
 /// Where one argument's bytes are in its batch's buffer.
 struct ArgumentSpan {
@@ -17,8 +20,11 @@ struct ArgumentSpan {
 /// request ends. Three arrays for the whole batch instead of one per
 /// argument.
 public struct RequestBatch: Sendable {
-    /// Every argument's bytes, back to back.
+    /// The bytes the spans point into: the arguments copied back to back,
+    /// or the parser's buffer when `sharesBytes`.
     private(set) var bytes: [UInt8] = []
+    /// True when `bytes` is the parser's buffer, shared (see `share`).
+    private(set) var sharesBytes = false
     /// Each argument's place in `bytes`, in order.
     private(set) var spans: [ArgumentSpan] = []
     /// `ends[i]` is the index in `spans` just past request `i`.
@@ -33,7 +39,22 @@ public struct RequestBatch: Sendable {
     /// Arguments appended since the last request ended (not yet a request).
     var openArguments: Int { spans.count - (ends.last ?? 0) }
 
-    /// Appends one argument of the request being built (copied).
+    /// Makes `buffer` (the parser's) the bytes of this empty batch: the
+    /// arguments that follow are spans into it (`appendSpan`), not copies.
+    mutating func share(_ buffer: [UInt8]) {
+        precondition(spans.isEmpty, "RequestBatch.share: the batch already holds arguments")
+        bytes = buffer
+        sharesBytes = true
+    }
+
+    /// Appends one argument of the request being built: `bytes[start..<start + count]`
+    /// of the shared buffer.
+    mutating func appendSpan(start: Int, count: Int) {
+        spans.append(ArgumentSpan(start: start, count: count))
+    }
+
+    /// Appends one argument of the request being built (copied; into a
+    /// shared buffer too, which then becomes the batch's own copy).
     mutating func appendArgument(_ argument: UnsafeRawBufferPointer) {
         spans.append(ArgumentSpan(start: bytes.count, count: argument.count))
         bytes.append(bytes: argument)
@@ -55,9 +76,15 @@ public struct RequestBatch: Sendable {
         endRequest()
     }
 
-    /// Empties the batch, keeping its buffers for the next one.
+    /// Empties the batch, keeping its buffers for the next one (and letting
+    /// go of a shared buffer, so that the parser's stays unique).
     public mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: true)
+        if sharesBytes {
+            bytes = []
+            sharesBytes = false
+        } else {
+            bytes.removeAll(keepingCapacity: true)
+        }
         spans.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
     }

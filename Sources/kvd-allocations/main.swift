@@ -36,9 +36,9 @@ struct RequestPath {
         for round in 0..<(warmUp + rounds) {
             if round == warmUp { allocation_counter_start() }
             input.withUnsafeBytes { parser.append($0) }
-            batch.removeAll()
-            while parser.nextRequest(into: &batch) == .appended {}
+            while parser.nextRequest(into: &batch, sharing: true) == .appended {}
             let (replies, _) = dispatcher.execute(batch, client: 1, replyBuffer: &spare)
+            batch.removeAll()
             // The connection writes the replies, then keeps their buffer.
             precondition(replies.sealed.isEmpty && replies.byteCount > 0)
             spare = replies.last

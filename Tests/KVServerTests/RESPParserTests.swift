@@ -23,6 +23,30 @@ import Testing
             ])
     }
 
+    // What a connection on the core loop does: the batch points into the
+    // parser's buffer (multibulk arguments are not copied; an inline one,
+    // unescaped, is), and the parser's bytes move on only after it is emptied.
+    @Test func aBatchSharingTheParsersBufferHoldsTheSameRequests() {
+        var parser = RESPParser()
+        var batch = RequestBatch()
+        var seen: [[[UInt8]]] = []
+        for chunk in ["*2\r\n$3\r\nGET\r\n$1\r\nk\r\nset \"a b\" c\r\n*1\r\n$4\r\nPI", "NG\r\n*1\r\n$-0\r\n\r\n"] {
+            parser.append(bytes(chunk))
+            while parser.nextRequest(into: &batch, sharing: true) == .appended {}
+            #expect(batch.sharesBytes)
+            batch.forEach { request in
+                seen.append(Array(request))
+                return true
+            }
+            batch.removeAll()
+            #expect(!batch.sharesBytes)
+        }
+        #expect(
+            seen == [
+                [bytes("GET"), bytes("k")], [bytes("set"), bytes("a b"), bytes("c")], [bytes("PING")], [[]],
+            ])
+    }
+
     @Test func partialInputWaitsForTheRest() {
         var parser = RESPParser()
         for chunk in ["*2\r\n$3\r\nSE", "T\r\n$5\r\nhel", "lo\r\n"] {
