@@ -8,11 +8,16 @@ public struct ServerOptions: Sendable {
     public var bind = "127.0.0.1"
     /// The TCP port; 0 lets the kernel choose (see ``Server/port``).
     public var port = 6380
-    /// I/O worker loops: the number of cores minus one, at least one. One
-    /// core stays with the keyspace's loop: on 2 cores, 1 I/O loop
-    /// served redis-benchmark 1.3-1.5x faster than 2 (which make three busy
-    /// threads compete for two cores).
-    public var ioThreads = max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) - 1, 1)
+    /// I/O worker loops. 0 serves I/O on the keyspace's own loop, as Redis
+    /// does: the default on up to 2 cores, where it measured fastest
+    /// (bench/kvd-latest.txt: 1.3-1.5x `--io-threads 1` unpipelined, and no
+    /// hop to pay). On more cores, the number of cores minus one: the I/O
+    /// (about half of a request's CPU is the kernel's socket work) then runs
+    /// beside the core instead of on it.
+    public var ioThreads = ServerOptions.defaultIOThreads(cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+
+    /// The default `ioThreads` for a machine with `cores` cores.
+    public static func defaultIOThreads(cores: Int) -> Int { cores <= 2 ? 0 : cores - 1 }
     /// Connections served at once; more are refused.
     public var maxClients = 10_000
     /// What one request may announce.
@@ -56,8 +61,8 @@ public struct ServerOptions: Sendable {
         usage: kvd [options]
           --bind ADDRESS     IPv4 address to listen on (default 127.0.0.1)
           --port PORT        TCP port (default 6380; 0 picks a free one)
-          --io-threads N     I/O worker loops (default: number of cores - 1, at least 1);
-                             0 serves I/O on the keyspace's own loop, as Redis does
+          --io-threads N     I/O worker loops; 0 serves I/O on the keyspace's own loop,
+                             as Redis does (default: 0 on up to 2 cores, else cores - 1)
           --max-clients N    connections served at once; more are refused (default 10000)
           --max-bulk BYTES   largest bulk argument accepted (default 536870912, as Redis)
           --client-output-buffer-limit HARD SOFT SECONDS

@@ -87,7 +87,9 @@ for signalNumber in [SIGTERM, SIGINT] {
 _ = try signals.onSignal(SIGHUP) { say(server.statsLine()) }
 
 say(
-    "kvd: serving on \(options.bind):\(server.port) with \(options.ioThreads) I/O loop(s); the keyspace is on the main thread"
+    options.ioThreads == 0
+        ? "kvd: serving on \(options.bind):\(server.port); I/O and the keyspace on the main thread (--io-threads 0)"
+        : "kvd: serving on \(options.bind):\(server.port) with \(options.ioThreads) I/O loop(s); the keyspace is on the main thread"
 )
 try core.run()
 server.stopWorkers()
