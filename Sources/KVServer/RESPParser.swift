@@ -115,12 +115,10 @@ public struct RESPParser {
     /// the batch must be emptied (`removeAll`) before bytes are appended
     /// here again, or the append copies this whole buffer.
     public mutating func nextRequest(into batch: inout RequestBatch, sharing: Bool = false) -> Step {
-        if sharing && batch.count == 0 && batch.openArguments == 0 { batch.share(buffer) }
-        let shared = sharing && batch.sharesBytes
         while start < buffer.count {
             let step =
                 buffer[start] == UInt8(ascii: "*")
-                ? parseMultibulk(into: &batch, shared: shared) : parseInline(into: &batch)
+                ? parseMultibulk(into: &batch, sharing: sharing) : parseInline(into: &batch)
             if step == .appended {
                 // An empty request (`*0`, a blank line) is skipped, as Redis does.
                 guard batch.openArguments > 0 else { continue }
@@ -168,7 +166,7 @@ public struct RESPParser {
         }
     }
 
-    private mutating func parseMultibulk(into batch: inout RequestBatch, shared: Bool) -> Step {
+    private mutating func parseMultibulk(into batch: inout RequestBatch, sharing: Bool) -> Step {
         // Line limits apply whether or not the newline has arrived yet, so
         // the outcome never depends on how the bytes were split into reads
         // (a fuzzer found that it did).
@@ -224,6 +222,11 @@ public struct RESPParser {
         progress = nil
         start = position
         position = firstArgument
+        // Shared only once a request is complete: an empty batch holding the
+        // buffer while a large request streams in would make every append
+        // copy the whole buffer.
+        if sharing && batch.count == 0 && batch.openArguments == 0 && !batch.sharesBytes { batch.share(buffer) }
+        let shared = sharing && batch.sharesBytes
         buffer.withUnsafeBytes { buffer in
             for _ in 0..<count {
                 // The headers were checked above: a length's digits end at

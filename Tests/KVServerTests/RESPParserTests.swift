@@ -45,6 +45,12 @@ import Testing
             seen == [
                 [bytes("GET"), bytes("k")], [bytes("set"), bytes("a b"), bytes("c")], [bytes("PING")], [[]],
             ])
+        // A request still arriving is not shared: an empty batch that held the
+        // buffer would make each append copy all of it (quadratic in a large
+        // argument's size; make hostile showed it).
+        parser.append(bytes("*2\r\n$3\r\nSET\r\n$100000\r\n" + String(repeating: "x", count: 50_000)))
+        #expect(parser.nextRequest(into: &batch, sharing: true) == .incomplete)
+        #expect(!batch.sharesBytes && batch.count == 0)
     }
 
     @Test func partialInputWaitsForTheRest() {
