@@ -17,6 +17,7 @@ public func fuzzRESPParser(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
     limits.maxBulk = 1 << 16
     limits.maxArguments = 512
     limits.maxInline = 1024
+    limits.largeBulk = 32  // so that the path of a large last argument is fuzzed too
 
     let whole = outcomes(of: [Array(bytes.dropFirst())], limits: limits)
     // Split the same bytes into reads of a size the first byte chooses.

@@ -98,15 +98,16 @@ private func get(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 private func set(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let options = StringOptions(r, from: 3, forSet: true) else { return out.error("ERR syntax error") }
-    setGeneric(ks, r.raw(1), r.raw(2), options, "set", &out)
+    setGeneric(ks, r.raw(1), r.raw(2), options, "set", owned: r.ownedArgument(2), &out)
 }
 
 /// Redis's setGenericCommand: SET, SETNX, SETEX and PSETEX. The expiry is
-/// checked first, then GET's reply is given, then NX/XX decide.
+/// checked first, then GET's reply is given, then NX/XX decide. `owned`,
+/// when given, is `value` as an array of its own, stored without a copy.
 func setGeneric(
     _ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ options: StringOptions,
     _ name: String,
-    okReply: Int? = nil, abortReply: Int? = nil, _ out: inout ReplyWriter
+    okReply: Int? = nil, abortReply: Int? = nil, owned: [UInt8]? = nil, _ out: inout ReplyWriter
 ) {
     let now = ks.now
     var deadline: Int64?
@@ -126,7 +127,11 @@ func setGeneric(
         return
     }
     if options.keepTTL { deadline = old?.expiresAt }
-    ks.set(key, value, expiresAt: deadline)
+    if let owned {
+        ks.set(key, storing: owned, expiresAt: deadline)  // the parser's array for a large bulk: no copy
+    } else {
+        ks.set(key, value, expiresAt: deadline)
+    }
     if !options.get {
         if let okReply { out.integer(okReply) } else { out.ok() }
     }

@@ -200,6 +200,12 @@ public final class Keyspace {
         }
     }
 
+    /// Stores `value` itself (no copy) under `key`: a large bulk the parser
+    /// read into an array of its own.
+    func set(_ key: UnsafeRawBufferPointer, storing value: [UInt8], expiresAt: Int64?) {
+        set(key, expiresAt: expiresAt) { $0 = value }
+    }
+
     /// Stores `value` in decimal under `key` (INCR and friends), in the
     /// existing buffer when there is one.
     func set(_ key: UnsafeRawBufferPointer, decimal value: Int, expiresAt: Int64?) {

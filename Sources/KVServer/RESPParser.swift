@@ -14,6 +14,9 @@ public struct RESPLimits: Sendable {
     public var maxArguments: Int = 1024 * 1024
     /// Longest inline request, and longest count line (Redis: 64 KiB).
     public var maxInline: Int = 64 * 1024
+    /// A bulk at least this large that ends its request and is still
+    /// arriving is read into an array of its own (see `RESPParser`).
+    public var largeBulk: Int = 1024 * 1024
 
     /// Redis's defaults.
     public init() {}
@@ -42,6 +45,12 @@ public struct RESPParser {
     /// once, not once per read (which a client could turn into quadratic
     /// work with a million small arguments).
     private var progress: (requestStart: Int, checked: Int, position: Int)?
+    /// A request whose last argument is a large bulk still arriving: the
+    /// arguments before it, and the bulk's bytes so far (then its CRLF), in
+    /// an array of exactly its size. Appended bytes go there first, so the
+    /// bulk is read once into what becomes the stored value (Redis reads a
+    /// big argument straight into its object too): no copy when it ends.
+    private var largeBulk: (arguments: [[UInt8]], data: [UInt8], length: Int)?
 
     /// A buffer above this capacity is not kept once it is consumed, and a
     /// bulk this large has its room reserved when its header arrives.
@@ -63,10 +72,17 @@ public struct RESPParser {
     }
 
     /// Bytes received but not yet parsed into requests.
-    public var bufferedCount: Int { buffer.count - start }
+    public var bufferedCount: Int { buffer.count - start + (largeBulk?.data.count ?? 0) }
 
     /// Adds bytes received from the client (copied).
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        var bytes = bytes
+        if largeBulk != nil {
+            let taken = min(bytes.count, largeBulk!.length + 2 - largeBulk!.data.count)
+            largeBulk!.data.append(bytes: UnsafeRawBufferPointer(rebasing: bytes[..<taken]))
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[taken...])
+            if bytes.isEmpty { return }
+        }
         if start > 0 && start >= buffer.count / 2 {
             buffer.removeFirst(start)
             if let checked = progress {
@@ -115,6 +131,16 @@ public struct RESPParser {
     /// the batch must be emptied (`removeAll`) before bytes are appended
     /// here again, or the append copies this whole buffer.
     public mutating func nextRequest(into batch: inout RequestBatch, sharing: Bool = false) -> Step {
+        if let large = largeBulk {
+            guard large.data.count == large.length + 2 else { return .incomplete }
+            largeBulk = nil
+            for argument in large.arguments { batch.appendArgument(argument) }
+            var value = large.data
+            value.removeLast(2)  // its CRLF
+            batch.appendOwnedArgument(value)
+            batch.endRequest()
+            return .appended
+        }
         while start < buffer.count {
             let step =
                 buffer[start] == UInt8(ascii: "*")
@@ -207,6 +233,10 @@ public struct RESPParser {
             }
             let dataStart = lengthEnd + 1
             guard buffer.count - dataStart >= length + 2 else {
+                if length >= limits.largeBulk && checked == count - 1 {
+                    takeLargeBulk(from: firstArgument, arguments: checked, data: dataStart, length: length)
+                    return .incomplete
+                }
                 progress = (start, checked, position)
                 if length >= RESPParser.largeBuffer && buffer.capacity < dataStart + length + 2 {
                     // Room for the whole bulk at once: growing by doubling
@@ -249,6 +279,28 @@ public struct RESPParser {
         }
         releaseLargeBufferIfConsumed()
         return .appended
+    }
+
+    /// The request at `start` ends with a large bulk whose bytes are still
+    /// arriving: its first `arguments` arguments (from `first`) are copied
+    /// out, and the bulk's bytes from `data` on move to an array of exactly
+    /// its size (`largeBulk`); the buffer is left empty.
+    private mutating func takeLargeBulk(from first: Int, arguments: Int, data: Int, length: Int) {
+        var copied: [[UInt8]] = []
+        var position = first
+        for _ in 0..<arguments {
+            let lengthEnd = lineEnd(from: position)!  // checked by the caller
+            let argumentLength = integer(from: position + 1, to: lengthEnd)!
+            copied.append(Array(buffer[(lengthEnd + 1)..<(lengthEnd + 1 + argumentLength)]))
+            position = lengthEnd + 1 + argumentLength + 2
+        }
+        var bulk: [UInt8] = []
+        bulk.reserveCapacity(length + 2)
+        bulk.append(contentsOf: buffer[data...])
+        largeBulk = (copied, bulk, length)
+        buffer = []
+        start = 0
+        progress = nil
     }
 
     private mutating func parseInline(into batch: inout RequestBatch) -> Step {

@@ -9,7 +9,8 @@
 // bytes). A connection keeps its batch and refills it (`removeAll` keeps
 // the capacity), so in steady state a batch costs no allocation either.
 
-/// Where one argument's bytes are in its batch's buffer.
+/// Where one argument's bytes are: in its batch's buffer, or (a negative
+/// `start`) the batch's owned argument number `-1 - start`.
 struct ArgumentSpan {
     var start: Int
     var count: Int
@@ -25,6 +26,10 @@ public struct RequestBatch: Sendable {
     private(set) var bytes: [UInt8] = []
     /// True when `bytes` is the parser's buffer, shared (see `share`).
     private(set) var sharesBytes = false
+    /// Arguments kept as arrays of their own: a large bulk the parser read
+    /// into an array of its size, which a command can store as it is. At
+    /// most one per request, its last argument.
+    private(set) var owned: [[UInt8]] = []
     /// Each argument's place in `bytes`, in order.
     private(set) var spans: [ArgumentSpan] = []
     /// `ends[i]` is the index in `spans` just past request `i`.
@@ -53,6 +58,13 @@ public struct RequestBatch: Sendable {
         spans.append(ArgumentSpan(start: start, count: count))
     }
 
+    /// Appends `argument` as the last argument of the request being built,
+    /// kept as it is (not copied).
+    mutating func appendOwnedArgument(_ argument: [UInt8]) {
+        spans.append(ArgumentSpan(start: -1 - owned.count, count: argument.count))
+        owned.append(argument)
+    }
+
     /// Appends one argument of the request being built (copied; into a
     /// shared buffer too, which then becomes the batch's own copy).
     mutating func appendArgument(_ argument: UnsafeRawBufferPointer) {
@@ -70,9 +82,16 @@ public struct RequestBatch: Sendable {
         ends.append(spans.count)
     }
 
-    /// Appends a copy of `request` as a request of its own (MULTI's queue).
+    /// Appends a copy of `request` as a request of its own (MULTI's queue);
+    /// an owned argument is shared, not copied.
     mutating func append(_ request: Request) {
-        for index in request.indices { appendArgument(request.raw(index)) }
+        for index in request.indices {
+            if let argument = request.ownedArgument(index) {
+                appendOwnedArgument(argument)
+            } else {
+                appendArgument(request.raw(index))
+            }
+        }
         endRequest()
     }
 
@@ -85,6 +104,7 @@ public struct RequestBatch: Sendable {
         } else {
             bytes.removeAll(keepingCapacity: true)
         }
+        if !owned.isEmpty { owned.removeAll() }
         spans.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
     }
@@ -95,6 +115,7 @@ public struct RequestBatch: Sendable {
         let first = ends.count > 1 ? ends[ends.count - 2] : 0
         guard let last = ends.last, last > first else { return false }
         let span = spans[first]
+        guard span.start >= 0 else { return false }  // an owned argument is a large bulk
         return bytes.withUnsafeBytes {
             equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: $0[span.start..<(span.start + span.count)]), word)
         }
@@ -118,12 +139,22 @@ public struct RequestBatch: Sendable {
     func forEach(_ body: (Request) -> Bool) {
         bytes.withUnsafeBytes { bytes in
             spans.withUnsafeBufferPointer { spans in
-                var start = 0
-                for end in ends {
-                    guard body(Request(bytes: bytes, spans: UnsafeBufferPointer(rebasing: spans[start..<end]))) else {
-                        return
+                owned.withUnsafeBufferPointer { owned in
+                    var start = 0
+                    for end in ends {
+                        let spans = UnsafeBufferPointer(rebasing: spans[start..<end])
+                        // An owned argument is last; its bytes are pinned while `body` runs.
+                        let goOn =
+                            if let last = spans.last, last.start < 0 {
+                                owned[-1 - last.start].withUnsafeBytes { large in
+                                    body(Request(bytes: bytes, spans: spans, owned: owned, large: large))
+                                }
+                            } else {
+                                body(Request(bytes: bytes, spans: spans, owned: owned, large: nil))
+                            }
+                        guard goOn else { return }
+                        start = end
                     }
-                    start = end
                 }
             }
         }
@@ -139,16 +170,26 @@ public struct RequestBatch: Sendable {
 struct Request: RandomAccessCollection {
     private let bytes: UnsafeRawBufferPointer
     private let spans: UnsafeBufferPointer<ArgumentSpan>
+    /// The batch's owned arguments, and the bytes of this request's, if any.
+    private let owned: UnsafeBufferPointer<[UInt8]>
+    private let large: UnsafeRawBufferPointer?
 
-    init(bytes: UnsafeRawBufferPointer, spans: UnsafeBufferPointer<ArgumentSpan>) {
+    init(
+        bytes: UnsafeRawBufferPointer, spans: UnsafeBufferPointer<ArgumentSpan>,
+        owned: UnsafeBufferPointer<[UInt8]>, large: UnsafeRawBufferPointer?
+    ) {
         self.bytes = bytes
         self.spans = spans
+        self.owned = owned
+        self.large = large
     }
 
     /// The arguments `slice` covers, as a request of their own.
     init(rebasing slice: Slice<Request>) {
         self.bytes = slice.base.bytes
         self.spans = UnsafeBufferPointer(rebasing: slice.base.spans[slice.startIndex..<slice.endIndex])
+        self.owned = slice.base.owned
+        self.large = slice.base.large
     }
 
     var startIndex: Int { 0 }
@@ -160,7 +201,15 @@ struct Request: RandomAccessCollection {
     /// Argument `index`, in place.
     func raw(_ index: Int) -> UnsafeRawBufferPointer {
         let span = spans[index]
+        guard span.start >= 0 else { return large! }
         return UnsafeRawBufferPointer(rebasing: bytes[span.start..<(span.start + span.count)])
+    }
+
+    /// Argument `index` as the array the parser read it into, when it is a
+    /// large bulk kept whole: storing it costs no copy. Nil otherwise.
+    func ownedArgument(_ index: Int) -> [UInt8]? {
+        let span = spans[index]
+        return span.start < 0 ? owned[-1 - span.start] : nil
     }
 }
 

@@ -53,6 +53,33 @@ import Testing
         #expect(!batch.sharesBytes && batch.count == 0)
     }
 
+    // A large bulk that ends its request is read into an array of its own,
+    // which the batch keeps whole (SET stores it without a copy); what
+    // follows it in the same reads is parsed after it, in order.
+    @Test func aLargeLastArgumentArrivesIntoAnArrayOfItsOwn() {
+        var limits = RESPLimits()
+        limits.largeBulk = 16
+        var parser = RESPParser(limits: limits)
+        let value = String(repeating: "v", count: 40)
+        let stream = bytes("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$40\r\n\(value)\r\n*1\r\n$4\r\nPING\r\n")
+        var batch = RequestBatch()
+        var seen: [[[UInt8]]] = []
+        var ownedCounts: [Int?] = []
+        for index in stride(from: 0, to: stream.count, by: 7) {
+            parser.append(Array(stream[index..<min(index + 7, stream.count)]))
+            while parser.nextRequest(into: &batch, sharing: true) == .appended {}
+            batch.forEach { request in
+                seen.append(Array(request))
+                ownedCounts.append(request.ownedArgument(request.count - 1)?.count)
+                return true
+            }
+            batch.removeAll()
+        }
+        #expect(seen == [[bytes("SET"), bytes("k"), bytes(value)], [bytes("PING")]])
+        #expect(ownedCounts == [40, nil])
+        #expect(parser.bufferedCount == 0)
+    }
+
     @Test func partialInputWaitsForTheRest() {
         var parser = RESPParser()
         for chunk in ["*2\r\n$3\r\nSE", "T\r\n$5\r\nhel", "lo\r\n"] {

@@ -60,6 +60,27 @@ import Testing
         }
     }
 
+    // A value over the large-bulk size, written in small pieces with more
+    // requests behind it: stored whole (it is read into an array of its
+    // own), and the requests after it are answered after it, in order.
+    @Test(arguments: [0, 2]) func aLargeValueArrivingInPiecesIsStoredWhole(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let client = try TestClient(port: server.port)
+            let value = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
+            let stream = multibulk([bytes("SET"), bytes("big"), value]) + bytes("STRLEN big\r\nGET big\r\n")
+            var index = 0
+            while index < stream.count {
+                let end = min(index + 100_000, stream.count)
+                _ = client.send(Array(stream[index..<end]))
+                index = end
+            }
+            #expect(client.read(count: 5) == bytes("+OK\r\n"))
+            #expect(client.readLine() == ":3000000\r\n")
+            #expect(client.readLine() == "$3000000\r\n")
+            #expect(client.read(count: 3_000_002) == value + bytes("\r\n"))
+        }
+    }
+
     @Test func keysExpireLazilyAndActively() throws {
         try withServer { server in
             let client = try TestClient(port: server.port)
