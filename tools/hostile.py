@@ -11,11 +11,11 @@ names contain one of the NAMEs). Not part
 of CI: it takes a few minutes and needs two idle cores to mean anything.
 """
 import os
+import multiprocessing
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -80,25 +80,48 @@ class Client:
         self.s.close()
 
 
-class Canary(threading.Thread):
-    def __init__(self):
-        super().__init__(daemon=True)
-        self.worst = 0.0
-        self.failed = False
-        self.done = False
-        self.client = Client(timeout=60)
+class Canary:
+    """PING every 50 ms from a process of its own: a thread of this process
+    would also measure the interpreter's lock, which the probes hold while
+    they build their payloads (hundreds of milliseconds for 300 MB)."""
 
-    def run(self):
-        while not self.done:
+    def __init__(self):
+        self.stop = multiprocessing.Event()
+        self.worst_seconds = multiprocessing.Value("d", 0.0)
+        self.failed_flag = multiprocessing.Value("b", 0)
+        self.process = multiprocessing.Process(
+            target=Canary.run, args=(self.stop, self.worst_seconds, self.failed_flag), daemon=True)
+
+    def start(self):
+        self.process.start()
+
+    @staticmethod
+    def run(stop, worst, failed):
+        client = Client(timeout=60)
+        while not stop.is_set():
             start = time.monotonic()
             try:
-                if self.client.call("PING") != b"+PONG":
-                    self.failed = True
+                if client.call("PING") != b"+PONG":
+                    failed.value = 1
             except Exception:
-                self.failed = True
+                failed.value = 1
                 return
-            self.worst = max(self.worst, time.monotonic() - start)
+            worst.value = max(worst.value, time.monotonic() - start)
             time.sleep(0.05)
+
+    def finish(self, timeout):
+        self.stop.set()
+        self.process.join(timeout)
+        if self.process.is_alive():
+            self.process.terminate()
+
+    @property
+    def worst(self):
+        return self.worst_seconds.value
+
+    @property
+    def failed(self):
+        return bool(self.failed_flag.value)
 
 
 def start(server, fd_limit=None):
@@ -267,8 +290,7 @@ def main():
             exited = process.poll() is not None
             rss_growth = 0 if exited else (proc_rss(process.pid) - rss) / (1 << 20)
             cpu_used = 0 if exited else proc_cpu(process.pid) - cpu
-            canary.done = True
-            canary.join(5)
+            canary.finish(5)
             if not exited:
                 stop(process)
             worst = "no answer" if canary.failed and not exited else f"{canary.worst * 1000:.0f} ms"

@@ -50,7 +50,11 @@ public struct RESPParser {
     /// an array of exactly its size. Appended bytes go there first, so the
     /// bulk is read once into what becomes the stored value (Redis reads a
     /// big argument straight into its object too): no copy when it ends.
-    private var largeBulk: (arguments: [[UInt8]], data: [UInt8], length: Int)?
+    private var largeBulk: (arguments: [[UInt8]], length: Int)?
+    /// The large bulk's bytes so far: a field of its own, so that appending
+    /// to it mutates it in place (through an optional tuple, each append
+    /// copied all of it).
+    private var largeBulkData: [UInt8] = []
 
     /// A buffer above this capacity is not kept once it is consumed, and a
     /// bulk this large has its room reserved when its header arrives.
@@ -72,14 +76,14 @@ public struct RESPParser {
     }
 
     /// Bytes received but not yet parsed into requests.
-    public var bufferedCount: Int { buffer.count - start + (largeBulk?.data.count ?? 0) }
+    public var bufferedCount: Int { buffer.count - start + largeBulkData.count }
 
     /// Adds bytes received from the client (copied).
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         var bytes = bytes
-        if largeBulk != nil {
-            let taken = min(bytes.count, largeBulk!.length + 2 - largeBulk!.data.count)
-            largeBulk!.data.append(bytes: UnsafeRawBufferPointer(rebasing: bytes[..<taken]))
+        if let large = largeBulk {
+            let taken = min(bytes.count, large.length + 2 - largeBulkData.count)
+            largeBulkData.append(bytes: UnsafeRawBufferPointer(rebasing: bytes[..<taken]))
             bytes = UnsafeRawBufferPointer(rebasing: bytes[taken...])
             if bytes.isEmpty { return }
         }
@@ -132,12 +136,13 @@ public struct RESPParser {
     /// here again, or the append copies this whole buffer.
     public mutating func nextRequest(into batch: inout RequestBatch, sharing: Bool = false) -> Step {
         if let large = largeBulk {
-            guard large.data.count == large.length + 2 else { return .incomplete }
+            guard largeBulkData.count == large.length + 2 else { return .incomplete }
             largeBulk = nil
+            var data: [UInt8] = []
+            swap(&data, &largeBulkData)  // taken, not copied: trimming it below copies nothing
+            data.removeLast(2)  // its CRLF
             for argument in large.arguments { batch.appendArgument(argument) }
-            var value = large.data
-            value.removeLast(2)  // its CRLF
-            batch.appendOwnedArgument(value)
+            batch.appendOwnedArgument(data)
             batch.endRequest()
             return .appended
         }
@@ -294,10 +299,10 @@ public struct RESPParser {
             copied.append(Array(buffer[(lengthEnd + 1)..<(lengthEnd + 1 + argumentLength)]))
             position = lengthEnd + 1 + argumentLength + 2
         }
-        var bulk: [UInt8] = []
-        bulk.reserveCapacity(length + 2)
-        bulk.append(contentsOf: buffer[data...])
-        largeBulk = (copied, bulk, length)
+        largeBulkData = []
+        largeBulkData.reserveCapacity(length + 2)
+        largeBulkData.append(contentsOf: buffer[data...])
+        largeBulk = (copied, length)
         buffer = []
         start = 0
         progress = nil

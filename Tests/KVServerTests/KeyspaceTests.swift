@@ -1,6 +1,7 @@
 // KeyspaceTests.swift: the keyspace's expiry index: each key in it at most
 // once, however often its TTL is refreshed, and expiry that removes exactly
-// the keys that are due.
+// the keys that are due; keys longer than any stored are absent unhashed,
+// and that bound moves with the keys (SWAPDB).
 import Testing
 
 @testable import KVServer
@@ -25,6 +26,20 @@ import Testing
         #expect(keyspace.expiresCount == 1)
         #expect(keyspace.remove(key))
         #expect(keyspace.expiresCount == 0 && keyspace.count == 0)
+    }
+
+    @Test func aKeyLongerThanAnyStoredIsAbsentAndTheBoundFollowsSwaps() {
+        let small = Keyspace(), large = Keyspace()
+        small.set(Array("abc".utf8), [1], expiresAt: nil)
+        #expect(small.lookup(Array("abcd".utf8), now: 0) == nil)
+        #expect(small.lookup(Array("abc".utf8), now: 0)?.value == [1])
+        let long = [UInt8](repeating: 7, count: 1_000)
+        large.set(long, [2], expiresAt: nil)
+        #expect(large.lookup(long, now: 0)?.value == [2])
+        small.swapContents(with: large)
+        #expect(small.lookup(long, now: 0)?.value == [2], "the long key was not found after SWAPDB")
+        #expect(large.lookup(Array("abc".utf8), now: 0)?.value == [1])
+        #expect(small.remove(long) && small.lookup(long, now: 0) == nil)
     }
 
     @Test func theActiveCycleRemovesDueKeysAndKeepsTheRest() {
