@@ -95,6 +95,10 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) private var ending = Ending.open
     /// True while `processInput` runs; replies that arrive meanwhile (in
     /// place, on the core loop) ask it for another round instead of recursing.
+    /// Reply bytes ever sent, and as of the last shutdown check (see `drain`).
+    private var sentTotal = 0
+    private var sentAtLastCheck = 0
+    private var stallCheck: Scheduled?
     @exclusivity(unchecked) private var processing = false
     @exclusivity(unchecked) private var processAgain = false
 
@@ -106,6 +110,9 @@ final class Connection: @unchecked Sendable {
     static let maxBatch = 1024
     /// Submit nothing while more unsent reply bytes than this wait.
     static let outputLowWater = 1024 * 1024
+    /// Shutdown: a client whose replies made no progress for this long is
+    /// not reading; it is closed, so the stop does not wait for it.
+    static let shutdownStallLimit = Duration.milliseconds(100)
     /// Largest reply buffer kept for reuse (Redis keeps 16 KiB per client
     /// too); a larger one is let go, so idle clients hold little memory.
     static let spareReplyLimit = 16 * 1024
@@ -365,6 +372,7 @@ final class Connection: @unchecked Sendable {
             }
             if written > 0 {
                 outboundSent += written
+                sentTotal += written
                 outboundBytes -= written
                 if outboundSent == chunk.count {
                     outboundHead += 1
@@ -418,12 +426,26 @@ final class Connection: @unchecked Sendable {
 
     /// Shutdown: take what the socket already holds, stop reading, answer
     /// every complete request read, then close.
+    /// A client that reads nothing of its replies for `shutdownStallLimit`
+    /// is closed (Redis does not wait for any client): the stop then waits
+    /// only for clients that are taking their replies.
     func drain() {
         guard ending != .closed else { return }
         if input != .ended { _ = readAvailable(everything: true) }
         stopReading(.ended)
         processInput()
         finishIfDone()
+        guard ending != .closed, stallCheck == nil else { return }
+        sentAtLastCheck = sentTotal
+        stallCheck = try? worker.loop.schedule(every: Connection.shutdownStallLimit) { [unowned self] in
+            if self.outboundBytes > 0 && self.sentTotal == self.sentAtLastCheck {
+                self.worker.server.log(
+                    "kvd: closing client fd \(self.fd) at shutdown: \(self.outboundBytes) bytes of replies unsent, none taken for \(Connection.shutdownStallLimit)"
+                )
+                self.close()
+            }
+            self.sentAtLastCheck = self.sentTotal
+        }
     }
 
     func close() {
@@ -432,6 +454,8 @@ final class Connection: @unchecked Sendable {
         stopReading(.ended)
         writeWatch?.cancel()
         writeWatch = nil
+        stallCheck?.cancel()
+        stallCheck = nil
         Glibc.close(fd)
         worker.server.hop.disconnect(id)
         worker.connectionClosed(self)

@@ -377,15 +377,16 @@ func lowercased(_ bytes: [UInt8]) -> [UInt8] {
 
 /// Redis's wording, including its 128-byte limits and the trailing space;
 /// bytes, not a String, so binary arguments come back exactly.
+/// Reads only those 128-byte prefixes (a 100 MB name is not copied).
 func unknownCommandMessage(_ request: Request) -> [UInt8] {
     var arguments: [UInt8] = []
-    for argument in request.dropFirst() where arguments.count < 128 {
+    for index in request.indices.dropFirst() where arguments.count < 128 {
         let room = 128 - arguments.count
         arguments.append(UInt8(ascii: "'"))
-        arguments.append(contentsOf: argument.prefix(room))
+        arguments.append(contentsOf: request.raw(index).prefix(room))
         arguments.append(contentsOf: [UInt8(ascii: "'"), UInt8(ascii: " ")])
     }
-    return Array("ERR unknown command '".utf8) + request[0].prefix(128)
+    return Array("ERR unknown command '".utf8) + request.raw(0).prefix(128)
         + Array("', with args beginning with: ".utf8) + arguments
 }
 

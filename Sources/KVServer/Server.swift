@@ -163,6 +163,11 @@ public final class Server: @unchecked Sendable {
     /// Any worker: a client was closed for its unsent replies; `line` says why.
     func outputLimitDisconnected(_ line: String) {
         outputLimitDisconnections.add(1, ordering: .relaxed)
+        log(line)
+    }
+
+    /// Any thread: writes `line` to standard output at once.
+    func log(_ line: String) {
         var line = line + "\n"
         line.withUTF8 { _ = write(1, $0.baseAddress, $0.count) }
     }
