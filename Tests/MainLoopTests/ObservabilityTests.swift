@@ -91,6 +91,30 @@ import Testing
         }
     }
 
+    // An actor pinned to a named executor, and a task that prefers one, are
+    // named in slow-job and stall reports; the plain executor's jobs say
+    // what they are.
+    @Test func jobsOfANamedExecutorCarryItsNameIntoReports() async throws {
+        try await withSpawnedLoopAsync("named") { loop in
+            let reports = Locked<[SlowJobReport]>([])
+            let stalls = Locked<[StallReport]>([])
+            try loop.onSlowJob(threshold: .milliseconds(20)) { report in reports.withValue { $0.append(report) } }
+            let dog = try loop.watchdog(timeout: .milliseconds(40)) { report in stalls.withValue { $0.append(report) } }
+            defer { dog.cancel() }
+            let store = NamedStore(loop: loop)
+            #expect(await store.runsOnTheLoop())
+            await store.work(microseconds: 150_000)
+            await Task(executorPreference: loop.executor(named: "import")) { _ = usleep(50_000) }.value
+            await Task(executorPreference: loop.executor) { _ = usleep(50_000) }.value
+            try loop.postAndWait {}
+            let labels = reports.current.map(\.label)
+            #expect(labels == ["NamedStore", "import", "a Swift concurrency job"], "\(labels)")
+            #expect(stalls.current.first?.label == "NamedStore", "\(stalls.current)")
+            #expect(loop.executor(named: "NamedStore") === loop.executor(named: "NamedStore"))
+            #expect(loop.executor(named: "import").name == "import" && loop.executor.name == nil)
+        }
+    }
+
     // MARK: - Watchdog
 
     @Test func aBlockedJobIsReportedWhileItBlocksOncePerStall() throws {
@@ -178,4 +202,15 @@ import Testing
             flooder.join("the urgent flooder")
         }
     }
+}
+
+/// An actor pinned to its loop through a named executor.
+actor NamedStore {
+    let loop: EventLoop
+    init(loop: EventLoop) { self.loop = loop }
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        loop.executor(named: "NamedStore").asUnownedSerialExecutor()
+    }
+    func runsOnTheLoop() -> Bool { loop.inLoop }
+    func work(microseconds: UInt32) { usleep(microseconds) }
 }

@@ -55,7 +55,7 @@ final class MainLoopMainExecutor: MainExecutor, @unchecked Sendable {
     static let shared = MainLoopMainExecutor()
 
     func enqueue(_ job: consuming ExecutorJob) {
-        EventLoop.main.enqueue(UnownedJob(job), onMainExecutor: true)
+        EventLoop.main.enqueue(UnownedJob(job), on: nil)
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {

@@ -61,6 +61,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// This loop as a Swift concurrency `SerialExecutor` (see ``LoopExecutor``).
     public let executor = LoopExecutor()
+    /// The executors made by `executor(named:)`, by name; guarded by
+    /// `namedExecutorsLock`. Kept for the loop's life: their jobs' labels
+    /// point into them.
+    var namedExecutors: [String: LoopExecutor] = [:]
+    let namedExecutorsLock = Lock()
 
     /// Opened once the loop has finished for good (see ``join(timeout:)``).
     private let termination = Termination()

@@ -30,9 +30,10 @@ enum Job {
     /// last: the enum keeps its case tag in that reference's spare bits,
     /// which holds a job to 24 bytes.
     case bound(UnsafeRawPointer, AnyObject?, Unmanaged<BoundStorage>)
-    /// A Swift concurrency job for the loop's executor. The loop is
-    /// unretained: a job only runs on its own loop, which is alive then.
-    case executorJob(UnownedJob, Unmanaged<EventLoop>)
+    /// A Swift concurrency job for one of the loop's executors. The
+    /// executor is unretained: the loop keeps its executors, and a job only
+    /// runs on its own loop, which is alive then.
+    case executorJob(UnownedJob, Unmanaged<LoopExecutor>)
     /// A MainActor job, when EventLoop.main is installed as Swift's main
     /// executor: it runs on that executor's identity, so the runtime sees it
     /// already on the MainActor and does not enqueue it again.
@@ -44,13 +45,13 @@ enum Job {
         case .work(let body): body()
         case .record(let record): record.run()
         case .bound(let entry, let context, let storage): storage.takeUnretainedValue().run(entry, context)
-        case .executorJob(let job, let loop):
+        case .executorJob(let job, let executor):
             // On the serial executor's identity, also for jobs that came
             // through task-executor preference: the task keeps its preference
             // either way, and naming a task executor here as well made the
             // runtime re-enqueue actor jobs it should have run at once (a test
             // caught the reordering).
-            job.runSynchronously(on: loop.takeUnretainedValue().executor.asUnownedSerialExecutor())
+            job.runSynchronously(on: executor.takeUnretainedValue().asUnownedSerialExecutor())
         case .mainExecutorJob(let job):
             job.runSynchronously(on: MainLoopMainExecutor.shared.asUnownedSerialExecutor())
         }
@@ -63,9 +64,9 @@ enum Job {
         switch self {
         case .work, .bound: break
         case .record(let record): record.abandon(error)
-        case .executorJob(_, let loop):
+        case .executorJob(_, let executor):
             writeToStandardError(
-                "MainLoop: loop '\(loop.takeUnretainedValue().name)' was stopped before it ran; a Swift concurrency job queued on it will never run\n"
+                "MainLoop: loop '\(executor.takeUnretainedValue().loop.name)' was stopped before it ran; a Swift concurrency job queued on it will never run\n"
             )
         case .mainExecutorJob:
             writeToStandardError(

@@ -25,10 +25,12 @@ struct PostSite: Sendable, Equatable {
     /// Unknown.
     @usableFromInline static let none = PostSite(bits: 0)
 
-    /// `File.swift:42`, or nil when unknown.
+    /// `File.swift:42`, or nil when unknown. Line 0 (no post has it): a
+    /// named executor's jobs, whose site is the name alone.
     var description: String? {
         let address = bits & 0xFFFF_FFFF_FFFF
         guard address != 0, let file = UnsafePointer<CChar>(bitPattern: address) else { return nil }
-        return "\(String(cString: file)):\(bits >> 48)"
+        let line = bits >> 48
+        return line == 0 ? String(cString: file) : "\(String(cString: file)):\(line)"
     }
 }

@@ -5,7 +5,9 @@
 public struct SlowJobReport: Sendable, Equatable {
     /// What the job was: `File.swift:42` for a closure posted there (the
     /// poster's `#fileID:#line`), the selector and target type for an
-    /// invocation, or the kind of job (a Swift concurrency job).
+    /// invocation, the executor's name for a Swift concurrency job of an
+    /// actor or task that uses ``EventLoop/executor(named:)``, or else the
+    /// kind of job ("a Swift concurrency job").
     public var label: String
     /// How long it ran.
     public var runTime: Duration
