@@ -115,8 +115,14 @@ private func hasStarted(_ loop: EventLoop) -> Bool {
         // The task runs on a loop of its own, not on the cooperative pool,
         // which other tests' synchronous waits can starve on 2 cores (seen
         // under the thread sanitizer): only perform's release is measured.
-        let taskLoop = try EventLoop.spawn(name: "live-perform-task")
-        defer { stopAndWait(taskLoop) }
+        // Run by a plain thread too: spawn waits for its loop with a
+        // postAndWait, which the broken build never releases.
+        let taskLoop = try EventLoop(name: "live-perform-task")
+        let taskRunner = TestThread { try? taskLoop.run() }
+        defer {
+            taskLoop.stop()
+            taskRunner.join(within: releaseBound, "run() of the task's loop after stop()")
+        }
         Task(executorPreference: taskLoop.executor) {
             let value = try? await loop.perform { 7 }
             result.withValue { $0 = value }
