@@ -315,6 +315,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         set { stateLock.withLock { legacyInvocationHandler = newValue } }
     }
 
+    /// True while the loop has not been run yet (nor stopped).
+    var isIdle: Bool {
+        stateLock.withLock { if case .idle = lifecycle { true } else { false } }
+    }
+
     /// True once the loop has stopped for good: ``run()`` has returned after
     /// ``stop()``, or the loop was stopped before it ever ran.
     public var hasStopped: Bool {

@@ -33,10 +33,12 @@ extension EventLoop {
             if mailbox.isClosed { throw EventLoopError.shutDown }
             return try work()
         }
-        // The main thread, outside `run()`, waiting for the main loop: only
-        // this thread can ever run it, so the wait could never end.
-        if isMain && EventLoop.isMainThread {
-            throw mailbox.isClosed ? EventLoopError.shutDown : EventLoopError.deadlock
+        // The main thread, before `run()`, waiting for the main loop: only
+        // this thread can ever run it, so the wait could never end. (Once
+        // the main loop has run, a caller outside it is another thread:
+        // checked first, so that callers pay no system call for the thread id.)
+        if isMain && isIdle && EventLoop.isMainThread {
+            throw EventLoopError.deadlock
         }
         let deadline = monotonicDeadline(after: timeout)
         let caller = EventLoop.current
