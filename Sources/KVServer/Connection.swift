@@ -1,8 +1,8 @@
 // Connection.swift: one client, served on its worker loop's thread.
 //
-// Reads are parsed into requests; each read's complete requests go to the
-// core in one submission (Core.submit), and the core posts the replies
-// back. Flow control: while a batch is unanswered, the connection submits
+// Reads are parsed into requests; each read's complete requests are one
+// batch, which the worker sends to the core with the other batches of its
+// loop turn (Worker.submit), and the replies come back the same way. Flow control: while a batch is unanswered, the connection submits
 // nothing else (it keeps what it reads, and stops reading once that passes
 // `pauseThreshold`), so a slow core slows its clients instead of growing
 // memory. Pipelined replies keep request order because batches are answered
@@ -264,20 +264,19 @@ final class Connection: @unchecked Sendable {
             return
         }
         self.batch = RequestBatch()  // the core has this one now
-        do {
-            try worker.server.hop.submit(batch, from: id, replyOn: worker.loop) { replies, rest in
-                self.receive(replies, rest: rest)
-            }
-        } catch {
-            // The core stopped: no reply will come for this batch.
-            exchange = .idle
-            ending = .afterFlush
-            flush()
-        }
+        worker.submit(batch, from: self)
+    }
+
+    /// The batch in flight will get no reply (the core or the worker's loop
+    /// stopped): answer nothing more, and close once the output is written.
+    func coreRefused() {
+        exchange = .idle
+        ending = .afterFlush
+        flush()
     }
 
     /// Replies for the batch in flight, and the requests the core did not run.
-    private func receive(_ replies: Replies, rest: RequestBatch?) {
+    func receive(_ replies: Replies, rest: RequestBatch?) {
         exchange = .idle
         guard ending != .closed else { return }  // the peer went away meanwhile
         heldBatch = rest

@@ -1,7 +1,8 @@
 // Core.swift: the one hop between the I/O loops and the core. A worker
-// submits a batch of requests; the core executes it against the dispatcher
-// (which it owns, as a LoopBound: no lock, no `@unchecked`), and posts the
-// replies back to the worker's loop.
+// submits the batches of one loop turn; the core executes them against the
+// dispatcher (which it owns, as a LoopBound: no lock, no `@unchecked`), and
+// posts their replies back to the worker's loop in one post. With I/O on
+// the core loop itself, `executeHere` runs a batch in place.
 import MainLoop
 
 /// The core loop and the dispatcher that lives on it.
@@ -24,20 +25,24 @@ public struct Core: Sendable {
         self.dispatcher = LoopBound(dispatcher, on: loop)
     }
 
-    /// Any thread: executes `batch` of client `client` on the core, then calls `deliver` with
-    /// the replies on `replyLoop`, and with the requests the core did not
-    /// run because the replies reached the dispatcher's byte budget (submit
-    /// them again once the replies are written). If `replyLoop` has stopped
-    /// by then, the replies are dropped: there is nobody left to answer.
-    /// - Throws: ``EventLoopError/shutDown`` when the core has stopped: no
-    ///   reply will come.
+    /// Any thread: executes the batches of several clients (one worker
+    /// turn's) on the core in one job, in order, then calls `deliver` on
+    /// `replyLoop` with each one's replies and unrun requests, in the same
+    /// order, in one post: one hop each way per turn, not per connection.
+    /// - Throws: ``EventLoopError/shutDown`` when the core has stopped.
     public func submit(
-        _ batch: RequestBatch, from client: Int, replyOn replyLoop: EventLoop,
-        _ deliver: @escaping @Sendable (Replies, RequestBatch?) -> Void
+        _ batches: [(client: Int, batch: RequestBatch)], replyOn replyLoop: EventLoop,
+        _ deliver: @escaping @Sendable ([(replies: Replies, rest: RequestBatch?)]) -> Void
     ) throws {
         try dispatcher.post { dispatcher in
-            let (replies, rest) = dispatcher.execute(batch, client: client)
-            try? replyLoop.post { deliver(replies, rest) }
+            var results: [(replies: Replies, rest: RequestBatch?)] = []
+            results.reserveCapacity(batches.count)
+            for (client, batch) in batches {
+                let (replies, rest) = dispatcher.execute(batch, client: client)
+                results.append((replies, rest))
+            }
+            let answered = results
+            try? replyLoop.post { deliver(answered) }
         }
     }
 

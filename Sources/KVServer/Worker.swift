@@ -15,6 +15,8 @@ final class Worker: @unchecked Sendable {
     private var listenFD: Int32 = -1
     private var acceptWatch: Watch?
     private var connections: [Int32: Connection] = [:]
+    /// This turn's submissions, sent to the core together (see `submit`).
+    private var outgoing: [(connection: Connection, batch: RequestBatch)] = []
     private var shuttingDown = false
     private var reportedDone = false
     /// One read buffer per worker, reused by all its connections.
@@ -113,6 +115,41 @@ final class Worker: @unchecked Sendable {
                 self.acceptAll()
             }
             if self.reserveFD < 0 { self.reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        }
+    }
+
+    /// Loop thread: queues `batch` of `connection` for the core. The
+    /// batches of every connection that was read this turn go in one post,
+    /// sent by a timer due at once: libevent runs it after this turn's I/O
+    /// callbacks, so one turn costs the core one job and the worker one
+    /// reply post, not one of each per connection.
+    func submit(_ batch: RequestBatch, from connection: Connection) {
+        if outgoing.isEmpty {
+            do {
+                _ = try loop.schedule(after: .zero) { [unowned self] in self.sendOutgoing() }
+            } catch {
+                connection.coreRefused()  // the worker's loop is stopping: nothing will be sent
+                return
+            }
+        }
+        outgoing.append((connection, batch))
+    }
+
+    private func sendOutgoing() {
+        // A connection closed since it queued its batch has told the core
+        // already (its session is gone): its batch is dropped, not run for
+        // a client the core no longer knows.
+        let sending = outgoing.filter { !$0.connection.isClosed }
+        outgoing = []
+        guard !sending.isEmpty else { return }
+        do {
+            try server.hop.submit(sending.map { ($0.connection.id, $0.batch) }, replyOn: loop) { results in
+                for (entry, result) in zip(sending, results) {
+                    entry.connection.receive(result.replies, rest: result.rest)
+                }
+            }
+        } catch {
+            for entry in sending { entry.connection.coreRefused() }  // the core stopped: no reply will come
         }
     }
 

@@ -141,6 +141,16 @@ import Testing
             }
             #expect(eventually { server.connectedClients == 1 })
             #expect(watcher.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+            // And the core knows only the watcher: no session outlived its
+            // connection (a batch queued by a client that then closed is dropped).
+            #expect(
+                eventually {
+                    watcher.send("CLIENT LIST\r\n")
+                    let header = watcher.readLine()
+                    guard let length = Int(header.dropFirst().dropLast(2)) else { return false }
+                    let list = String(decoding: watcher.read(count: length + 2), as: UTF8.self)
+                    return list.split(separator: "\n").count == 1
+                })
         }
     }
 
