@@ -164,11 +164,13 @@ final class Connection: @unchecked Sendable {
     /// cannot monopolise its worker, unless `everything`; on the core loop
     /// one read, 64 KiB, as Redis reads 16 KiB: everything read is executed
     /// before the loop turns, so a pipelining client holds the other
-    /// clients for one read's requests, not a megabyte's). Returns false
-    /// when the peer closed or failed.
+    /// clients for one read's requests, not a megabyte's. A large argument
+    /// streaming in is only copied, not executed: it gets the 16 reads, so
+    /// 300 MB take 300 turns of the loop, not 4,800). Returns false when the
+    /// peer closed or failed.
     private func readAvailable(everything: Bool = false) -> Bool {
         let buffer = worker.readBuffer
-        let most = worker.servesOnCore ? 1 : 16
+        let most = worker.servesOnCore && !parser.isReadingLargeBulk ? 1 : 16
         var reads = 0
         while everything || reads < most {
             reads += 1

@@ -75,6 +75,9 @@ public struct RESPParser {
         self.limits = limits
     }
 
+    /// True while a large last argument streams in (see `largeBulk`).
+    public var isReadingLargeBulk: Bool { largeBulk != nil }
+
     /// Bytes received but not yet parsed into requests.
     public var bufferedCount: Int { buffer.count - start + largeBulkData.count }
 
