@@ -2,7 +2,8 @@
 //
 // Reads are parsed into requests; each read's complete requests are one
 // batch, which the worker sends to the core with the other batches of its
-// loop turn (Worker.submit), and the replies come back the same way. Flow control: while a batch is unanswered, the connection submits
+// loop turn (Worker.submit), and the replies come back the same way. Flow
+// control: while a batch is unanswered, the connection submits
 // nothing else (it keeps what it reads, and stops reading once that passes
 // `pauseThreshold`), so a slow core slows its clients instead of growing
 // memory. Pipelined replies keep request order because batches are answered
@@ -93,12 +94,12 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) private var input = Input.paused
     @exclusivity(unchecked) private var exchange = Exchange.idle
     @exclusivity(unchecked) private var ending = Ending.open
-    /// True while `processInput` runs; replies that arrive meanwhile (in
-    /// place, on the core loop) ask it for another round instead of recursing.
     /// Reply bytes ever sent, and as of the last shutdown check (see `drain`).
     private var sentTotal = 0
     private var sentAtLastCheck = 0
     private var stallCheck: Scheduled?
+    /// True while `processInput` runs; replies that arrive meanwhile (in
+    /// place, on the core loop) ask it for another round instead of recursing.
     @exclusivity(unchecked) private var processing = false
     @exclusivity(unchecked) private var processAgain = false
 
@@ -426,10 +427,9 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Shutdown: take what the socket already holds, stop reading, answer
-    /// every complete request read, then close.
-    /// A client that reads nothing of its replies for `shutdownStallLimit`
-    /// is closed (Redis does not wait for any client): the stop then waits
-    /// only for clients that are taking their replies.
+    /// every complete request read, then close. A client that takes none of
+    /// its replies for `shutdownStallLimit` is closed (Redis waits for no
+    /// client): the stop then waits only for clients that read.
     func drain() {
         guard ending != .closed else { return }
         if input != .ended { _ = readAvailable(everything: true) }

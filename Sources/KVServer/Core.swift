@@ -35,20 +35,17 @@ public struct Core: Sendable {
         _ deliver: @escaping @Sendable ([(replies: Replies, rest: RequestBatch?)]) -> Void
     ) throws {
         try dispatcher.post { dispatcher in
-            var results: [(replies: Replies, rest: RequestBatch?)] = []
-            results.reserveCapacity(batches.count)
-            for (client, batch) in batches {
-                let (replies, rest) = dispatcher.execute(batch, client: client)
-                results.append((replies, rest))
+            let results = batches.map { entry -> (replies: Replies, rest: RequestBatch?) in
+                let (replies, rest) = dispatcher.execute(entry.batch, client: entry.client)
+                return (replies, rest)
             }
-            let answered = results
-            try? replyLoop.post { deliver(answered) }
+            try? replyLoop.post { deliver(results) }
         }
     }
 
     /// The core's own thread (`--io-threads 0`): executes `batch` of client
-    /// `client` at once and returns what ``submit(_:from:replyOn:_:)``
-    /// would deliver. No post, no hop, no closure.
+    /// `client` at once and returns what ``submit(_:replyOn:_:)`` would
+    /// deliver for it. No post, no hop, no closure.
     /// The replies are written into `replyBuffer`, which it takes (see
     /// ``Dispatcher/execute(_:client:replyBuffer:)``).
     public func executeHere(

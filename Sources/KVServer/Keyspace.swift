@@ -174,14 +174,7 @@ public final class Keyspace {
 
     /// The live entry for `key`, deleting it first if it has expired (lazy expiry).
     func lookup(_ key: UnsafeRawBufferPointer, now: Int64) -> Entry? {
-        guard let index = find(key) else { return nil }
-        let entry = entries.values[index]
-        if let deadline = entry.expiresAt, deadline <= now {
-            delete(entries.keys[index], entry)
-            expiredKeys += 1
-            return nil
-        }
-        return entry
+        liveIndex(key, now: now).map { entries.values[$0] }
     }
 
     /// True when `key` is present but past its deadline (not deleted yet).
@@ -242,6 +235,18 @@ public final class Keyspace {
         }
     }
 
+    /// Where the live entry for `key` is, deleting it first if it has
+    /// expired (lazy expiry): `lookup` and `update` share it.
+    private func liveIndex(_ key: UnsafeRawBufferPointer, now: Int64) -> Dictionary<Key, Entry>.Index? {
+        guard let index = find(key) else { return nil }
+        if let deadline = entries.values[index].expiresAt, deadline <= now {
+            delete(entries.keys[index], entries.values[index])
+            expiredKeys += 1
+            return nil
+        }
+        return index
+    }
+
     /// Where `key` is in `entries`, if it is there.
     @inline(__always)
     private func find(_ key: UnsafeRawBufferPointer) -> Dictionary<Key, Entry>.Index? {
@@ -294,12 +299,7 @@ public final class Keyspace {
     func update<Result>(
         _ key: UnsafeRawBufferPointer, now: Int64, _ body: (inout [UInt8]) -> (Result, changed: Bool)
     ) -> Result? {
-        guard let index = find(key) else { return nil }
-        if let deadline = entries.values[index].expiresAt, deadline <= now {
-            delete(entries.keys[index], entries.values[index])
-            expiredKeys += 1
-            return nil
-        }
+        guard let index = liveIndex(key, now: now) else { return nil }
         let (result, changed) = body(&entries.values[index].value)
         if changed && !watchers.isEmpty { touch(entries.keys[index]) }
         return result
