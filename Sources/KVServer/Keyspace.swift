@@ -9,11 +9,11 @@
 // - Deadlines are Unix times in milliseconds, as in Redis: EXPIREAT and
 //   EXPIRETIME mean what they say, and EXPIRE's overflow checks fire where
 //   Redis's do.
-// - `expiring` lists exactly the keys that have an expiry, each once, and
-//   `Entry.expiryIndex` is the key's position in it (-1: no expiry).
-//   Refreshing a TTL changes the entry's deadline in place; removing a key
-//   or its expiry swaps the last key into its slot. So the index never grows
-//   past the number of keys, however often TTLs are refreshed.
+// - `expiry` holds exactly the keys that have an expiry, each once, in
+//   deadline order, and `Entry.expiryIndex` is the key's handle in it (-1:
+//   no expiry). Refreshing a TTL moves the key in place (ExpiryQueue), so
+//   the queue never grows past the number of keys, however often TTLs are
+//   refreshed, and active expiry removes exactly the keys that are due.
 // - `slots` lists every key once, and `Entry.slot` is its position: the
 //   same swap-remove, so RANDOMKEY is one random pick and SCAN walks the
 //   slots from the top down. A removal moves only the last key, which a
@@ -119,7 +119,7 @@ public final class Keyspace {
         var value: [UInt8]
         /// Unix milliseconds at which the key expires, if it does.
         var expiresAt: Int64?
-        /// Position in `expiring` (-1 when the key has no expiry).
+        /// Handle in `expiry` (-1 when the key has no expiry).
         var expiryIndex = -1
         /// Position in `slots`.
         var slot = 0
@@ -131,13 +131,13 @@ public final class Keyspace {
     // to `set` and `modify` see only the value). The runtime's dynamic
     // check cost about 7% of a pipelined request in kvd's profile.
     @exclusivity(unchecked) private var entries: [Key: Entry] = [:]
-    /// The keys that have an expiry (stored bytes, shared with `entries`).
-    @exclusivity(unchecked) private var expiring: [[UInt8]] = []
+    /// The keys that have an expiry, by deadline (stored bytes, shared with `entries`).
+    @exclusivity(unchecked) private var expiry = ExpiryQueue()
     /// Every key once (stored bytes, shared with `entries`).
     @exclusivity(unchecked) private var slots: [[UInt8]] = []
     /// The clients watching each key (WATCH); empty almost always.
     @exclusivity(unchecked) private var watchers: [Key: [WatchFlag]] = [:]
-    /// xorshift64 state for sampling (no system call per sample).
+    /// xorshift64 state for RANDOMKEY (no system call per pick).
     private var randomState: UInt64 = 0x9E37_79B9_7F4A_7C15
     /// How many keys expired (lazily or actively).
     @exclusivity(unchecked) public private(set) var expiredKeys = 0
@@ -161,7 +161,7 @@ public final class Keyspace {
     public var count: Int { entries.count }
 
     /// Keys with an expiry (for INFO's keyspace line).
-    var expiresCount: Int { expiring.count }
+    var expiresCount: Int { expiry.count }
 
     // Every method that takes a key has two forms: `[UInt8]` for the
     // commands that build keys, and `UnsafeRawBufferPointer` for a key read
@@ -218,10 +218,9 @@ public final class Keyspace {
         if let index = find(key) {
             // The common case: one hash lookup, the entry changed in place.
             if !watchers.isEmpty { touch(entries.keys[index]) }
-            let had = entries.values[index].expiryIndex
             fill(&entries.values[index].value)
             entries.values[index].expiresAt = expiresAt
-            reindex(at: index, had: had, expires: expiresAt != nil)
+            reindex(at: index, deadline: expiresAt)
         } else {
             let bytes = Array(key)
             let stored = Key.stored(bytes)
@@ -231,7 +230,7 @@ public final class Keyspace {
             entries[stored] = Entry(value: value, expiresAt: expiresAt, expiryIndex: -1, slot: slots.count)
             longestKey = max(longestKey, bytes.count)
             slots.append(bytes)
-            if expiresAt != nil { reindex(at: entries.index(forKey: stored)!, had: -1, expires: true) }
+            if expiresAt != nil { reindex(at: entries.index(forKey: stored)!, deadline: expiresAt) }
         }
     }
 
@@ -240,7 +239,7 @@ public final class Keyspace {
     private func liveIndex(_ key: UnsafeRawBufferPointer, now: Int64) -> Dictionary<Key, Entry>.Index? {
         guard let index = find(key) else { return nil }
         if let deadline = entries.values[index].expiresAt, deadline <= now {
-            delete(entries.keys[index], entries.values[index])
+            delete(at: index)
             expiredKeys += 1
             return nil
         }
@@ -259,9 +258,8 @@ public final class Keyspace {
         key.withUnsafeBytes { key in
             guard let index = find(key) else { return }
             touch(entries.keys[index])
-            let had = entries.values[index].expiryIndex
             entries.values[index].expiresAt = deadline
-            reindex(at: index, had: had, expires: deadline != nil)
+            reindex(at: index, deadline: deadline)
         }
     }
 
@@ -275,7 +273,7 @@ public final class Keyspace {
     @discardableResult
     func remove(_ key: UnsafeRawBufferPointer) -> Bool {
         guard let index = find(key) else { return false }
-        delete(entries.keys[index], entries.values[index])
+        delete(at: index)
         return true
     }
 
@@ -359,7 +357,7 @@ public final class Keyspace {
             for key in watchers.keys where entries[key] != nil { touch(key) }
         }
         entries.removeAll()
-        expiring.removeAll()
+        expiry.removeAll()
         slots.removeAll()
     }
 
@@ -373,7 +371,7 @@ public final class Keyspace {
             }
         }
         swap(&entries, &other.entries)
-        swap(&expiring, &other.expiring)
+        swap(&expiry, &other.expiry)
         swap(&slots, &other.slots)
         swap(&longestKey, &other.longestKey)
     }
@@ -400,11 +398,13 @@ public final class Keyspace {
 
     // MARK: - Indexes
 
-    /// Removes a present key and its slots in both indexes.
-    private func delete(_ key: Key, _ entry: Entry) {
+    /// Removes the key at `index` and its places in both indexes.
+    private func delete(at index: Dictionary<Key, Entry>.Index) {
+        let (key, entry) = entries.remove(at: index)
         touch(key)
-        entries[key] = nil
-        if entry.expiryIndex >= 0 { removeFromExpiring(at: entry.expiryIndex) }
+        if entry.expiryIndex >= 0, let moved = expiry.remove(entry.expiryIndex) {
+            entries[.stored(moved.key)]?.expiryIndex = moved.handle
+        }
         let last = slots.removeLast()
         if entry.slot < slots.count {
             slots[entry.slot] = last
@@ -412,24 +412,23 @@ public final class Keyspace {
         }
     }
 
-    /// Keeps the expiry index in step with one key's expiry: it joins when
-    /// it gained one, leaves when it lost one, and stays put otherwise.
-    private func reindex(at index: Dictionary<Key, Entry>.Index, had: Int, expires: Bool) {
-        if expires && had < 0 {
-            entries.values[index].expiryIndex = expiring.count
-            expiring.append(entries.keys[index].bytes)  // a stored key: shared, not copied
-        } else if !expires && had >= 0 {
+    /// Keeps the expiry queue in step with the deadline just stored at
+    /// `index`: the key joins when it gained one, moves when it changed,
+    /// and leaves when it lost it.
+    private func reindex(at index: Dictionary<Key, Entry>.Index, deadline: Int64?) {
+        let handle = entries.values[index].expiryIndex
+        switch (deadline, handle >= 0) {
+        case (let deadline?, false):
+            // a stored key: shared, not copied
+            entries.values[index].expiryIndex = expiry.insert(entries.keys[index].bytes, deadline: deadline)
+        case (let deadline?, true):
+            expiry.update(handle, deadline: deadline)
+        case (nil, true):
             entries.values[index].expiryIndex = -1
-            removeFromExpiring(at: had)
+            if let moved = expiry.remove(handle) { entries[.stored(moved.key)]?.expiryIndex = moved.handle }
+        case (nil, false):
+            break
         }
-    }
-
-    /// Swaps the last key into slot `index` and drops the last slot.
-    private func removeFromExpiring(at index: Int) {
-        let last = expiring.removeLast()
-        guard index < expiring.count else { return }
-        expiring[index] = last
-        entries[.stored(last)]?.expiryIndex = index
     }
 
     private func nextRandom() -> UInt64 {
@@ -439,29 +438,25 @@ public final class Keyspace {
         return randomState
     }
 
-    /// Active expiry, Redis's adaptive cycle: sample 20 keys that have an
-    /// expiry, delete the expired ones, and sample again while a sample
-    /// found any, until `budget` nanoseconds have passed. (Redis stops at a
-    /// tenth of a sample, but walks its table in order as well; with random
-    /// samples alone, a tenth left a fifth of the keys stale under steady
-    /// short TTLs in make hostile.) Returns true when it stopped on the
-    /// budget with expired keys still turning up: run it again soon.
+    /// Active expiry: deletes the keys whose deadline has passed, earliest
+    /// first, until none is due or `budget` nanoseconds have passed. With
+    /// none due it costs one comparison. Returns true when it stopped on the
+    /// budget with keys still due: run it again soon.
     @discardableResult
     public func expireCycle(budget: UInt64 = 2_000_000) -> Bool {
         let start = monotonicNanoseconds()
         let now = unixMilliseconds()
-        while !expiring.isEmpty {
-            let sample = min(20, expiring.count)
-            var expired = 0
-            for _ in 0..<sample where !expiring.isEmpty {
-                let key = Key.stored(expiring[Int(nextRandom() % UInt64(expiring.count))])
-                guard let entry = entries[key], let deadline = entry.expiresAt, deadline <= now else { continue }
-                delete(key, entry)
-                expiredKeys += 1
-                expired += 1
+        var removed = 0
+        while let (deadline, handle) = expiry.first, deadline <= now {
+            guard let index = entries.index(forKey: .stored(expiry.key(handle))) else {
+                preconditionFailure("Keyspace: the expiry queue holds a key the table does not")
             }
-            if expired == 0 { return false }
-            if monotonicNanoseconds() - start >= budget { return true }
+            delete(at: index)
+            expiredKeys += 1
+            removed += 1
+            if removed % 64 == 0 && monotonicNanoseconds() - start >= budget {
+                return expiry.first.map { $0.deadline <= now } ?? false
+            }
         }
         return false
     }

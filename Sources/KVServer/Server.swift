@@ -93,8 +93,9 @@ public final class Server: @unchecked Sendable {
             try dispatcher.post { $0.configureSlowlog(threshold: nil, maxLength: 0) }
         }
         // Every 10 ms (Redis runs a fast cycle before every sleep, at most
-        // every 2 ms): keys with short TTLs leave about when they expire. A
-        // cycle that finds nothing expired samples 20 keys and returns.
+        // every 2 ms): keys with short TTLs leave within 10 ms of their
+        // deadline. A cycle with nothing due compares one deadline per
+        // database that has keys with an expiry, and returns.
         expiryTimer = try core.schedule(every: .milliseconds(10)) {
             dispatcher.withValue { Server.expire($0, through: dispatcher) }
         }

@@ -1,0 +1,141 @@
+// ExpiryQueue.swift: the keys that have a deadline, in deadline order, so
+// that active expiry removes exactly the keys that are due: no sampling,
+// no stale key left behind by luck, and nothing to do while none is due.
+// Owned by one Keyspace, on its loop's thread.
+//
+// Invariants:
+// - A key is in the queue at most once, under a handle (its index in
+//   `slots`) that `Keyspace` keeps in `Entry.expiryIndex`. A new deadline
+//   moves the key within the heap; it never adds a second copy. So the
+//   queue never holds more than the keys that have an expiry, however often
+//   TTLs are refreshed.
+// - `heap` is a 4-ary min-heap on `deadline`, and `slots[h].position` is
+//   where handle h sits in it. A move writes that field: an array store,
+//   not a hash lookup, so a sift costs no lookup in the key table.
+// - `slots` is dense: removing a handle moves the last slot into its place,
+//   and `remove` returns the moved key and its new handle for the caller to
+//   record (the one table lookup a removal costs, as before the queue).
+// - Both arrays give memory back when they fall to a quarter of their
+//   capacity, so an expiry storm does not leave its peak behind.
+
+/// The keys of a keyspace that have an expiry, ordered by deadline.
+struct ExpiryQueue {
+    private struct Slot {
+        /// The key (stored bytes, shared with the key table).
+        var key: [UInt8]
+        /// Where this handle sits in `heap`.
+        var position: Int
+    }
+
+    private struct Item {
+        var deadline: Int64
+        var handle: Int
+    }
+
+    private var slots: [Slot] = []
+    private var heap: [Item] = []
+
+    /// The number of keys in the queue.
+    var count: Int { heap.count }
+
+    /// The earliest deadline and the handle of its key.
+    var first: (deadline: Int64, handle: Int)? {
+        heap.first.map { ($0.deadline, $0.handle) }
+    }
+
+    /// The key under `handle`.
+    func key(_ handle: Int) -> [UInt8] { slots[handle].key }
+
+    /// Adds `key` (not in the queue yet) with `deadline`; returns its handle.
+    mutating func insert(_ key: [UInt8], deadline: Int64) -> Int {
+        let handle = slots.count
+        slots.append(Slot(key: key, position: heap.count))
+        heap.append(Item(deadline: deadline, handle: handle))
+        siftUp(heap.count - 1)
+        return handle
+    }
+
+    /// Gives the key under `handle` a new deadline, in place.
+    mutating func update(_ handle: Int, deadline: Int64) {
+        let position = slots[handle].position
+        let earlier = deadline < heap[position].deadline
+        heap[position].deadline = deadline
+        if earlier { siftUp(position) } else { siftDown(position) }
+    }
+
+    /// Removes the key under `handle`. The last slot moves into its place:
+    /// the result is that slot's key and its new handle (nil when `handle`
+    /// was the last).
+    mutating func remove(_ handle: Int) -> (key: [UInt8], handle: Int)? {
+        let position = slots[handle].position
+        let lastItem = heap.removeLast()
+        if position < heap.count {
+            heap[position] = lastItem
+            slots[lastItem.handle].position = position
+            if position > 0 && lastItem.deadline < heap[(position - 1) >> 2].deadline {
+                siftUp(position)
+            } else {
+                siftDown(position)
+            }
+        }
+        let lastSlot = slots.removeLast()
+        var moved: (key: [UInt8], handle: Int)?
+        if handle < slots.count {
+            slots[handle] = lastSlot
+            heap[lastSlot.position].handle = handle
+            moved = (lastSlot.key, handle)
+        }
+        if slots.capacity >= 4096 && slots.count <= slots.capacity / 4 { shrink() }
+        return moved
+    }
+
+    /// Empties the queue and gives its memory back.
+    mutating func removeAll() {
+        slots = []
+        heap = []
+    }
+
+    private mutating func shrink() {
+        var slots: [Slot] = []
+        slots.reserveCapacity(self.slots.count * 2)
+        slots.append(contentsOf: self.slots)
+        var heap: [Item] = []
+        heap.reserveCapacity(self.heap.count * 2)
+        heap.append(contentsOf: self.heap)
+        (self.slots, self.heap) = (slots, heap)
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        let item = heap[start]
+        var position = start
+        while position > 0 {
+            let parent = (position - 1) >> 2
+            guard heap[parent].deadline > item.deadline else { break }
+            heap[position] = heap[parent]
+            slots[heap[position].handle].position = position
+            position = parent
+        }
+        heap[position] = item
+        slots[item.handle].position = position
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        let item = heap[start]
+        var position = start
+        while true {
+            let firstChild = 4 * position + 1
+            guard firstChild < heap.count else { break }
+            var least = firstChild
+            for child in (firstChild + 1)..<min(firstChild + 4, heap.count)
+            where heap[child].deadline < heap[least].deadline {
+                least = child
+            }
+            guard heap[least].deadline < item.deadline else { break }
+            heap[position] = heap[least]
+            slots[heap[position].handle].position = position
+            position = least
+        }
+        heap[position] = item
+        slots[item.handle].position = position
+    }
+}
