@@ -56,8 +56,13 @@ let notAnInteger = "ERR value is not an integer or out of range"
 
 /// Redis's string2ll: optional '-', no leading zeros, no spaces or '+', fits in 64 bits.
 func parseInteger(_ bytes: [UInt8]) -> Int? {
+    bytes.withUnsafeBytes { parseInteger($0) }
+}
+
+/// Redis's string2ll over bytes read in place from a request.
+func parseInteger(_ bytes: UnsafeRawBufferPointer) -> Int? {
     guard !bytes.isEmpty, bytes.count <= 20 else { return nil }
-    if bytes == [UInt8(ascii: "0")] { return 0 }
+    if bytes.count == 1 && bytes[0] == UInt8(ascii: "0") { return 0 }
     var index = 0
     let negative = bytes[0] == UInt8(ascii: "-")
     if negative { index = 1 }
@@ -258,29 +263,25 @@ private func expire(
         return out.error("ERR NX and XX, GT or LT options at the same time are not compatible")
     }
     if gt && lt { return out.error("ERR GT and LT options at the same time are not compatible") }
-    guard var when = parseInteger(r[2]).map(Int64.init) else { return out.error(notAnInteger) }
-    let invalid = "ERR invalid expire time in '\(name)' command"
+    guard var when = parseInteger(r.raw(2)).map(Int64.init) else { return out.error(notAnInteger) }
+    func invalid() -> String { "ERR invalid expire time in '\(name)' command" }
     if seconds {
-        guard when <= Int64.max / 1000 && when >= Int64.min / 1000 else { return out.error(invalid) }
+        guard when <= Int64.max / 1000 && when >= Int64.min / 1000 else { return out.error(invalid()) }
         when *= 1000
     }
     let now = ks.now
     let base = relative ? now : 0
-    guard when <= Int64.max - base else { return out.error(invalid) }
+    guard when <= Int64.max - base else { return out.error(invalid()) }
     when += base
-    guard let entry = ks.lookup(r[1], now: now) else { return out.integer(0) }
-    let current = entry.expiresAt
-    if nx && current != nil { return out.integer(0) }
-    if xx && current == nil { return out.integer(0) }
-    // No expiry counts as an infinite one for GT and LT.
-    if gt, current == nil || when <= current! { return out.integer(0) }
-    if lt, let current, when >= current { return out.integer(0) }
-    if when <= now {
-        ks.remove(r[1])
-    } else {
-        ks.setExpiry(r[1], when)
+    let changed = ks.changeExpiry(r.raw(1), now: now) { current in
+        if nx && current != nil { return .keep }
+        if xx && current == nil { return .keep }
+        // No expiry counts as an infinite one for GT and LT.
+        if gt, current == nil || when <= current! { return .keep }
+        if lt, let current, when >= current { return .keep }
+        return when <= now ? .remove : .expire(at: when)
     }
-    out.integer(1)
+    out.integer(changed == true ? 1 : 0)
 }
 
 /// TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without the key, -1 without an
@@ -295,11 +296,8 @@ private func ttl(_ ks: Keyspace, _ key: [UInt8], milliseconds: Bool, absolute: B
 }
 
 private func persist(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard let entry = ks.lookup(r[1], now: ks.now), entry.expiresAt != nil else {
-        return out.integer(0)
-    }
-    ks.setExpiry(r[1], nil)
-    out.integer(1)
+    let changed = ks.changeExpiry(r.raw(1), now: ks.now) { $0 == nil ? .keep : .persist }
+    out.integer(changed == true ? 1 : 0)
 }
 
 private func keys(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {

@@ -263,6 +263,39 @@ public final class Keyspace {
         }
     }
 
+    /// What `changeExpiry` does to a live key, given its deadline.
+    enum ExpiryChange {
+        /// Leave the key as it is.
+        case keep
+        /// Give it this deadline (Unix milliseconds, in the future).
+        case expire(at: Int64)
+        /// Remove its deadline.
+        case persist
+        /// Delete the key (a deadline already past).
+        case remove
+    }
+
+    /// Changes the deadline of the live `key` as `decide` says, given the
+    /// current one (nil: none), with one hash lookup: EXPIRE and its
+    /// relatives, PERSIST. nil when the key is absent; otherwise whether
+    /// anything changed.
+    func changeExpiry(_ key: UnsafeRawBufferPointer, now: Int64, _ decide: (Int64?) -> ExpiryChange) -> Bool? {
+        guard let index = liveIndex(key, now: now) else { return nil }
+        let deadline: Int64?
+        switch decide(entries.values[index].expiresAt) {
+        case .keep: return false
+        case .remove:
+            delete(at: index)
+            return true
+        case .expire(let at): deadline = at
+        case .persist: deadline = nil
+        }
+        if !watchers.isEmpty { touch(entries.keys[index]) }
+        entries.values[index].expiresAt = deadline
+        reindex(at: index, deadline: deadline)
+        return true
+    }
+
     /// Deletes `key`; true when it was there.
     @discardableResult
     func remove(_ key: [UInt8]) -> Bool {

@@ -10,11 +10,11 @@ let stringCommands: [Command] = [
         setGeneric(ks, r.raw(1), r.raw(2), StringOptions(nx: true), "setnx", okReply: 1, abortReply: 0, &out)
     },
     Command("setex", arity: 4, keys: .one) { ks, r, out in
-        setGeneric(ks, r.raw(1), r.raw(3), StringOptions(expire: (r[2], seconds: true, absolute: false)), "setex", &out)
+        setGeneric(ks, r.raw(1), r.raw(3), StringOptions(expire: (r.raw(2), seconds: true, absolute: false)), "setex", &out)
     },
     Command("psetex", arity: 4, keys: .one) { ks, r, out in
         setGeneric(
-            ks, r.raw(1), r.raw(3), StringOptions(expire: (r[2], seconds: false, absolute: false)), "psetex", &out)
+            ks, r.raw(1), r.raw(3), StringOptions(expire: (r.raw(2), seconds: false, absolute: false)), "psetex", &out)
     },
     Command("msetnx", arity: -3, keys: .pairs, msetnx),
     Command("getex", arity: -2, keys: .one, getex),
@@ -47,10 +47,11 @@ struct StringOptions {
     var get = false
     var keepTTL = false
     var persist = false
-    /// The expiry argument, its unit, and whether it is a Unix time.
-    var expire: (amount: [UInt8], seconds: Bool, absolute: Bool)?
+    /// The expiry argument (read in place: options live for one command),
+    /// its unit, and whether it is a Unix time.
+    var expire: (amount: UnsafeRawBufferPointer, seconds: Bool, absolute: Bool)?
 
-    init(nx: Bool = false, expire: (amount: [UInt8], seconds: Bool, absolute: Bool)? = nil) {
+    init(nx: Bool = false, expire: (amount: UnsafeRawBufferPointer, seconds: Bool, absolute: Bool)? = nil) {
         self.nx = nx
         self.expire = expire
     }
@@ -60,12 +61,12 @@ struct StringOptions {
         var index = start
         var kind = ""  // which of EX, PX, EXAT, PXAT was given (a repeat of the same one is allowed)
         while index < r.count {
-            let option = r[index]
+            let option = r.raw(index)
             let hasNext = index + 1 < r.count
             func expiry(_ name: String, seconds: Bool, absolute: Bool) -> Bool {
                 guard !keepTTL, !persist, kind.isEmpty || kind == name, hasNext else { return false }
                 kind = name
-                expire = (r[index + 1], seconds, absolute)
+                expire = (r.raw(index + 1), seconds, absolute)
                 index += 1
                 return true
             }
@@ -102,23 +103,23 @@ struct StringOptions {
 /// milliseconds, that an EX/PX/EXAT/PXAT argument names; nil after
 /// answering an error (not a number, not positive, or overflowing).
 func expiryMilliseconds(
-    _ expire: (amount: [UInt8], seconds: Bool, absolute: Bool), now: Int64, _ name: String,
+    _ expire: (amount: UnsafeRawBufferPointer, seconds: Bool, absolute: Bool), now: Int64, _ name: String,
     _ out: inout ReplyWriter
 ) -> Int64? {
     guard var ms = parseInteger(expire.amount).map(Int64.init) else {
         out.error(notAnInteger)
         return nil
     }
-    let invalid = "ERR invalid expire time in '\(name)' command"
+    func invalid() -> String { "ERR invalid expire time in '\(name)' command" }
     guard ms > 0, !expire.seconds || ms <= Int64.max / 1000 else {
-        out.error(invalid)
+        out.error(invalid())
         return nil
     }
     if expire.seconds { ms *= 1000 }
     if !expire.absolute {
         let (sum, overflow) = ms.addingReportingOverflow(now)
         guard !overflow else {
-            out.error(invalid)
+            out.error(invalid())
             return nil
         }
         ms = sum

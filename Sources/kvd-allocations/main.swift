@@ -9,8 +9,9 @@
 // pipeline depths 1 and 16 (redis-benchmark's -P).
 //
 // usage: kvd-allocations [--check]
-//   prints one line per test and depth; with --check, exits 1 unless GET
-//   and INCR make 0 allocations per request and SET and MSET at most 1.
+//   prints one line per test and depth; with --check, exits 1 unless GET,
+//   INCR and PEXPIRE make 0 allocations per request and SET (with or
+//   without PX) and MSET at most 1.
 import CAllocationCounter
 import Glibc
 import KVServer
@@ -56,6 +57,9 @@ let tests: [(name: String, request: [UInt8], limit: Double)] = [
     ("SET", multibulk(["SET", "key:1", "xxx"]), 1),
     ("SET 1KiB", multibulk(["SET", "key:2", value1K]), 1),
     ("MSET 10 keys", multibulk(["MSET"] + (0..<10).flatMap { ["key:m\($0)", "xxx"] }), 1),
+    // make hostile's TTL refreshes: the same key's deadline, again and again.
+    ("PEXPIRE", multibulk(["PEXPIRE", "key:1", "100000"]), 0),
+    ("SET PX", multibulk(["SET", "key:1", "xxx", "PX", "100000"]), 1),
 ]
 let check = CommandLine.arguments.dropFirst().first == "--check"
 var failed = false
