@@ -10,7 +10,8 @@ let stringCommands: [Command] = [
         setGeneric(ks, r.raw(1), r.raw(2), StringOptions(nx: true), "setnx", okReply: 1, abortReply: 0, &out)
     },
     Command("setex", arity: 4, keys: .one) { ks, r, out in
-        setGeneric(ks, r.raw(1), r.raw(3), StringOptions(expire: (r.raw(2), seconds: true, absolute: false)), "setex", &out)
+        setGeneric(
+            ks, r.raw(1), r.raw(3), StringOptions(expire: (r.raw(2), seconds: true, absolute: false)), "setex", &out)
     },
     Command("psetex", arity: 4, keys: .one) { ks, r, out in
         setGeneric(
