@@ -5,7 +5,8 @@
 // - the outcomes do not depend on how the bytes are split into reads;
 // - nor on whether requests are taken one by one (`next`) or into a batch
 //   that shares the parser's buffer (`nextRequest(into:sharing:)`, what a
-//   connection on the core loop does);
+//   connection on the core loop does), with a large bulk's bytes received
+//   straight into it (`receiveLargeBulk`, at most 5 bytes at a time);
 // - every request has at least one argument;
 // - a protocol error ends the stream (nothing is parsed after it).
 
@@ -58,13 +59,27 @@ private func outcomes(of reads: [[UInt8]], limits: RESPLimits) -> [RESPParser.Ou
 }
 
 /// The same outcomes, taken read by read into one batch that shares the
-/// parser's buffer, emptied after each read as a connection does.
+/// parser's buffer, emptied after each read as a connection does; bytes
+/// that a large bulk is waiting for go straight into it, as a connection
+/// reads them.
 private func sharedBatchOutcomes(of reads: [[UInt8]], limits: RESPLimits) -> [RESPParser.Outcome] {
     var parser = RESPParser(limits: limits)
     var batch = RequestBatch()
     var seen: [RESPParser.Outcome] = []
     for read in reads {
-        parser.append(read)
+        var rest = read[...]
+        while !rest.isEmpty,
+            let count = parser.receiveLargeBulk(
+                atMost: 5,
+                { room in
+                    let count = min(room.count, rest.count)
+                    room.copyBytes(from: rest.prefix(count))
+                    return count
+                })
+        {
+            rest = rest.dropFirst(count)
+        }
+        parser.append(Array(rest))
         var step = RESPParser.Step.appended
         while step == .appended { step = parser.nextRequest(into: &batch, sharing: true) }
         batch.forEach { request in

@@ -111,9 +111,12 @@ final class Connection: @unchecked Sendable {
     static let maxBatch = 1024
     /// Submit nothing while more unsent reply bytes than this wait.
     static let outputLowWater = 1024 * 1024
-    /// Shutdown: a client whose replies made no progress for this long is
-    /// not reading; it is closed, so the stop does not wait for it.
-    static let shutdownStallLimit = Duration.milliseconds(100)
+    /// Most bytes of a large bulk received in one read (straight into it).
+    static let largeBulkRead = 1024 * 1024
+    /// Shutdown: a client whose replies made no progress for four of its
+    /// round trips, and at least this many milliseconds, is not reading; it
+    /// is closed, so the stop does not wait for it.
+    static let shutdownStallFloor = 10
     /// Largest reply buffer kept for reuse (Redis keeps 16 KiB per client
     /// too); a larger one is let go, so idle clients hold little memory.
     static let spareReplyLimit = 16 * 1024
@@ -165,20 +168,26 @@ final class Connection: @unchecked Sendable {
     /// cannot monopolise its worker, unless `everything`; on the core loop
     /// one read, 64 KiB, as Redis reads 16 KiB: everything read is executed
     /// before the loop turns, so a pipelining client holds the other
-    /// clients for one read's requests, not a megabyte's. A large argument
-    /// streaming in is only copied, not executed: it gets the 16 reads, so
-    /// 300 MB take 300 turns of the loop, not 4,800). Returns false when the
-    /// peer closed or failed.
+    /// clients for one read's requests, not a megabyte's). A large argument
+    /// streaming in is read straight into its array, up to 1 MiB a read and
+    /// 4 reads a turn: no copy through the read buffer, and 300 MB take
+    /// about 75 turns of the loop. Returns false when the peer closed or
+    /// failed.
     private func readAvailable(everything: Bool = false) -> Bool {
         let buffer = worker.readBuffer
-        let most = worker.servesOnCore && !parser.isReadingLargeBulk ? 1 : 16
+        let most = worker.servesOnCore && !parser.isReadingLargeBulk ? 1 : parser.isReadingLargeBulk ? 4 : 16
         var reads = 0
         while everything || reads < most {
             reads += 1
-            let count = read(fd, buffer.baseAddress, buffer.count)
+            var direct = false, room = buffer.count
+            let count =
+                parser.receiveLargeBulk(atMost: Connection.largeBulkRead) { bulk in
+                    (direct, room) = (true, bulk.count)
+                    return read(fd, bulk.baseAddress, bulk.count)
+                } ?? read(fd, buffer.baseAddress, buffer.count)
             if count > 0 {
-                parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                if count < buffer.count && !everything { return true }
+                if !direct { parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
+                if count < room && !everything { return true }
             } else if count == 0 {
                 return false
             } else if errno == EINTR {
@@ -236,7 +245,7 @@ final class Connection: @unchecked Sendable {
             return
         }
         guard ending == .open else { return }
-        batch.removeAll()
+        batch.removeAll(releasing: Reclaimer.release)
         parsing: while batch.count < Connection.maxBatch {
             switch parser.nextRequest(into: &batch, sharing: worker.servesOnCore) {
             case .appended:
@@ -262,7 +271,8 @@ final class Connection: @unchecked Sendable {
         exchange = .awaiting
         if worker.servesOnCore {
             let (replies, rest) = worker.server.hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
-            self.batch.removeAll()  // let go of the parser's buffer before it takes more bytes
+            // Let go of the parser's buffer before it takes more bytes.
+            self.batch.removeAll(releasing: Reclaimer.release)
             receive(replies, rest: rest)
             return
         }
@@ -428,7 +438,7 @@ final class Connection: @unchecked Sendable {
 
     /// Shutdown: take what the socket already holds, stop reading, answer
     /// every complete request read, then close. A client that takes none of
-    /// its replies for `shutdownStallLimit` is closed (Redis waits for no
+    /// its replies for `shutdownStallMilliseconds` is closed (Redis waits for no
     /// client): the stop then waits only for clients that read.
     func drain() {
         guard ending != .closed else { return }
@@ -438,15 +448,29 @@ final class Connection: @unchecked Sendable {
         finishIfDone()
         guard ending != .closed, stallCheck == nil else { return }
         sentAtLastCheck = sentTotal
-        stallCheck = try? worker.loop.schedule(every: Connection.shutdownStallLimit) { [unowned self] in
+        let limit = shutdownStallMilliseconds
+        stallCheck = try? worker.loop.schedule(every: .milliseconds(limit)) { [unowned self] in
             if self.outboundBytes > 0 && self.sentTotal == self.sentAtLastCheck {
                 self.worker.server.log(
-                    "kvd: closing client fd \(self.fd) at shutdown: \(self.outboundBytes) bytes of replies unsent, none taken for \(Connection.shutdownStallLimit)"
+                    "kvd: closing client fd \(self.fd) at shutdown: \(self.outboundBytes) bytes of replies unsent, none taken for \(limit) ms"
                 )
                 self.close()
             }
             self.sentAtLastCheck = self.sentTotal
         }
+    }
+
+    /// How long this client may take none of its replies at shutdown: four
+    /// round trips by the kernel's smoothed estimate, at least
+    /// `shutdownStallFloor`. A client that reads takes bytes as each ACK
+    /// frees the send buffer, so within a round trip: within microseconds
+    /// on loopback, a few hundred milliseconds across the world, and the
+    /// stop's own budget (`--shutdown-timeout`) bounds it either way.
+    private var shutdownStallMilliseconds: Int {
+        var info = tcp_info()
+        var size = socklen_t(MemoryLayout<tcp_info>.size)
+        let rtt = getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &size) == 0 ? Int(info.tcpi_rtt) : 25_000
+        return max(Connection.shutdownStallFloor, 4 * rtt / 1000)
     }
 
     func close() {

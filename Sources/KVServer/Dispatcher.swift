@@ -306,6 +306,7 @@ public final class Dispatcher {
                 lines: [
                     "total_commands_processed:\(commandsProcessed)",
                     "expired_keys:\(databases.reduce(0) { $0 + $1.expiredKeys })",
+                    "lazyfreed_objects:\(Reclaimer.reclaimed)",
                 ]
             ))
         sections.append(

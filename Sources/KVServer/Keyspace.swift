@@ -218,6 +218,7 @@ public final class Keyspace {
         if let index = find(key) {
             // The common case: one hash lookup, the entry changed in place.
             if !watchers.isEmpty { touch(entries.keys[index]) }
+            Reclaimer.release(&entries.values[index].value)  // a large old value: freed elsewhere
             fill(&entries.values[index].value)
             entries.values[index].expiresAt = expiresAt
             reindex(at: index, deadline: expiresAt)
@@ -433,7 +434,8 @@ public final class Keyspace {
 
     /// Removes the key at `index` and its places in both indexes.
     private func delete(at index: Dictionary<Key, Entry>.Index) {
-        let (key, entry) = entries.remove(at: index)
+        var (key, entry) = entries.remove(at: index)
+        Reclaimer.release(&entry.value)
         touch(key)
         if entry.expiryIndex >= 0, let moved = expiry.remove(entry.expiryIndex) {
             entries[.stored(moved.key)]?.expiryIndex = moved.handle

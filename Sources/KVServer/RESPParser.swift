@@ -51,10 +51,12 @@ public struct RESPParser {
     /// bulk is read once into what becomes the stored value (Redis reads a
     /// big argument straight into its object too): no copy when it ends.
     private var largeBulk: (arguments: [[UInt8]], length: Int)?
-    /// The large bulk's bytes so far: a field of its own, so that appending
-    /// to it mutates it in place (through an optional tuple, each append
-    /// copied all of it).
+    /// The large bulk's bytes and CRLF: a field of its own, so that filling
+    /// it mutates it in place (through an optional tuple, each append copied
+    /// all of it). It has its full size from the start; the first
+    /// `largeBulkFilled` bytes have arrived, the rest is not initialized.
     private var largeBulkData: [UInt8] = []
+    private var largeBulkFilled = 0
 
     /// A buffer above this capacity is not kept once it is consumed, and a
     /// bulk this large has its room reserved when its header arrives.
@@ -79,14 +81,17 @@ public struct RESPParser {
     public var isReadingLargeBulk: Bool { largeBulk != nil }
 
     /// Bytes received but not yet parsed into requests.
-    public var bufferedCount: Int { buffer.count - start + largeBulkData.count }
+    public var bufferedCount: Int { buffer.count - start + largeBulkFilled }
 
     /// Adds bytes received from the client (copied).
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         var bytes = bytes
-        if let large = largeBulk {
-            let taken = min(bytes.count, large.length + 2 - largeBulkData.count)
-            largeBulkData.append(bytes: UnsafeRawBufferPointer(rebasing: bytes[..<taken]))
+        if largeBulk != nil {
+            let taken = min(bytes.count, largeBulkData.count - largeBulkFilled)
+            largeBulkData.withUnsafeMutableBytes { data in
+                data.baseAddress!.advanced(by: largeBulkFilled).copyMemory(from: bytes.baseAddress!, byteCount: taken)
+            }
+            largeBulkFilled += taken
             bytes = UnsafeRawBufferPointer(rebasing: bytes[taken...])
             if bytes.isEmpty { return }
         }
@@ -98,6 +103,24 @@ public struct RESPParser {
             start = 0
         }
         buffer.append(bytes: bytes)
+    }
+
+    /// While a large bulk streams in, receives its next bytes with
+    /// `receive` straight into its array (as Redis reads a big argument
+    /// into its object): given the room left, at most `most` bytes,
+    /// `receive` returns what `read(2)` would. Nil, and `receive` is not
+    /// called, when no large bulk is arriving.
+    public mutating func receiveLargeBulk(
+        atMost most: Int, _ receive: (UnsafeMutableRawBufferPointer) -> Int
+    ) -> Int? {
+        guard largeBulk != nil, largeBulkFilled < largeBulkData.count else { return nil }
+        let room = min(most, largeBulkData.count - largeBulkFilled)
+        let filled = largeBulkFilled
+        let count = largeBulkData.withUnsafeMutableBytes { data in
+            receive(UnsafeMutableRawBufferPointer(rebasing: data[filled..<(filled + room)]))
+        }
+        if count > 0 { largeBulkFilled += count }
+        return count
     }
 
     /// Adds bytes received from the client.
@@ -139,8 +162,9 @@ public struct RESPParser {
     /// here again, or the append copies this whole buffer.
     public mutating func nextRequest(into batch: inout RequestBatch, sharing: Bool = false) -> Step {
         if let large = largeBulk {
-            guard largeBulkData.count == large.length + 2 else { return .incomplete }
+            guard largeBulkFilled == large.length + 2 else { return .incomplete }
             largeBulk = nil
+            largeBulkFilled = 0
             var data: [UInt8] = []
             swap(&data, &largeBulkData)  // taken, not copied: trimming it below copies nothing
             data.removeLast(2)  // its CRLF
@@ -302,9 +326,17 @@ public struct RESPParser {
             copied.append(Array(buffer[(lengthEnd + 1)..<(lengthEnd + 1 + argumentLength)]))
             position = lengthEnd + 1 + argumentLength + 2
         }
-        largeBulkData = []
-        largeBulkData.reserveCapacity(length + 2)
-        largeBulkData.append(contentsOf: buffer[data...])
+        let arrived = buffer.count - data
+        largeBulkData = buffer.withUnsafeBytes { buffer in
+            [UInt8](unsafeUninitializedCapacity: length + 2) { bulk, initialized in
+                // Every byte counts as initialized (UInt8 needs no setup);
+                // only the first `largeBulkFilled` are the client's so far.
+                bulk.baseAddress!.initialize(
+                    from: buffer.baseAddress!.advanced(by: data).assumingMemoryBound(to: UInt8.self), count: arrived)
+                initialized = length + 2
+            }
+        }
+        largeBulkFilled = arrived
         largeBulk = (copied, length)
         buffer = []
         start = 0

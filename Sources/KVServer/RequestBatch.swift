@@ -96,15 +96,20 @@ public struct RequestBatch: Sendable {
     }
 
     /// Empties the batch, keeping its buffers for the next one (and letting
-    /// go of a shared buffer, so that the parser's stays unique).
-    public mutating func removeAll() {
+    /// go of a shared buffer, so that the parser's stays unique). Each owned
+    /// argument (a large bulk) goes through `release` first: kvd frees them
+    /// off the core loop (`Reclaimer`).
+    public mutating func removeAll(releasing release: (inout [UInt8]) -> Void = { _ in }) {
         if sharesBytes {
             bytes = []
             sharesBytes = false
         } else {
             bytes.removeAll(keepingCapacity: true)
         }
-        if !owned.isEmpty { owned.removeAll() }
+        if !owned.isEmpty {
+            for index in owned.indices { release(&owned[index]) }
+            owned.removeAll()
+        }
         spans.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
     }

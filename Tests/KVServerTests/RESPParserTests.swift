@@ -80,6 +80,47 @@ import Testing
         #expect(parser.bufferedCount == 0)
     }
 
+    // A connection reads a large bulk straight into its array: never more
+    // than the room left (what follows it stays in the socket), never more
+    // than asked per read, and nothing is received when no bulk is arriving.
+    @Test func aLargeBulkIsReceivedStraightIntoItsArray() {
+        var limits = RESPLimits()
+        limits.largeBulk = 16
+        var parser = RESPParser(limits: limits)
+        var batch = RequestBatch()
+        var called = false
+        #expect(
+            parser.receiveLargeBulk(atMost: 8) { _ in
+                called = true; return 0
+            } == nil && !called)
+        parser.append(bytes("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$40\r\nvvvv"))
+        #expect(parser.nextRequest(into: &batch, sharing: true) == .incomplete)
+        var socket = bytes(String(repeating: "w", count: 36) + "\r\n*1\r\n$4\r\nPING\r\n")[...]
+        var rooms: [Int] = []
+        while let count = parser.receiveLargeBulk(
+            atMost: 8,
+            { room in
+                rooms.append(room.count)
+                let count = min(room.count, socket.count)
+                room.copyBytes(from: socket.prefix(count))
+                return count
+            })
+        {
+            socket = socket.dropFirst(count)
+        }
+        #expect(rooms == [8, 8, 8, 8, 6], "the rooms offered were \(rooms)")
+        #expect(parser.nextRequest(into: &batch, sharing: true) == .appended)
+        parser.append(Array(socket))
+        #expect(parser.nextRequest(into: &batch, sharing: false) == .appended)
+        var seen: [[[UInt8]]] = []
+        batch.forEach { request in
+            seen.append(Array(request))
+            return true
+        }
+        #expect(
+            seen == [[bytes("SET"), bytes("k"), bytes("vvvv" + String(repeating: "w", count: 36))], [bytes("PING")]])
+    }
+
     @Test func partialInputWaitsForTheRest() {
         var parser = RESPParser()
         for chunk in ["*2\r\n$3\r\nSE", "T\r\n$5\r\nhel", "lo\r\n"] {
