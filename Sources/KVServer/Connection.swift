@@ -454,7 +454,9 @@ final class Connection: @unchecked Sendable {
                 self.worker.server.log(
                     "kvd: closing client fd \(self.fd) at shutdown: \(self.outboundBytes) bytes of replies unsent, none taken for \(limit) ms"
                 )
-                self.close()
+                // Nothing of self after this: closing lets the worker drop
+                // the connection, and `self` is unowned here.
+                return self.close()
             }
             self.sentAtLastCheck = self.sentTotal
         }

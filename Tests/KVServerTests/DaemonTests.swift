@@ -138,7 +138,10 @@ func waitForExit(_ process: Process) -> Bool {
         return false
     }
     process.waitUntilExit()  // reaps it and settles terminationStatus
-    return true
+    // A crash on the way out (kvd handles SIGTERM and SIGINT itself, so no
+    // signal should end it) counts as not exiting: a stop that traps after
+    // closing its clients looked like a clean, fast stop before.
+    return process.terminationReason == .exit
 }
 
 /// What the child wrote until `marker` appeared, EOF, or 10 seconds passed
