@@ -113,7 +113,7 @@ final class Connection: @unchecked Sendable {
     static let outputLowWater = 1024 * 1024
     /// Most bytes of a large bulk received in one read (straight into it).
     static let largeBulkRead = 1024 * 1024
-    /// Shutdown: a client whose replies made no progress for four of its
+    /// Shutdown: a client whose replies made no progress for two of its
     /// round trips, and at least this many milliseconds, is not reading; it
     /// is closed, so the stop does not wait for it.
     static let shutdownStallFloor = 10
@@ -462,17 +462,19 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    /// How long this client may take none of its replies at shutdown: four
+    /// How long this client may take none of its replies at shutdown: two
     /// round trips by the kernel's smoothed estimate, at least
-    /// `shutdownStallFloor`. A client that reads takes bytes as each ACK
-    /// frees the send buffer, so within a round trip: within microseconds
-    /// on loopback, a few hundred milliseconds across the world, and the
-    /// stop's own budget (`--shutdown-timeout`) bounds it either way.
+    /// `shutdownStallFloor`. A client that reads frees its receive window
+    /// as it reads, and the window update reaches us within a round trip:
+    /// within microseconds on loopback, a few hundred milliseconds across
+    /// the world. (A client that stopped reading inflates the estimate: on
+    /// loopback it measured 5 ms.) The stop's own budget
+    /// (`--shutdown-timeout`) bounds the wait either way.
     private var shutdownStallMilliseconds: Int {
         var info = tcp_info()
         var size = socklen_t(MemoryLayout<tcp_info>.size)
         let rtt = getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &size) == 0 ? Int(info.tcpi_rtt) : 25_000
-        return max(Connection.shutdownStallFloor, 4 * rtt / 1000)
+        return max(Connection.shutdownStallFloor, 2 * rtt / 1000)
     }
 
     func close() {

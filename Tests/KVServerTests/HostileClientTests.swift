@@ -120,7 +120,7 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
 
     // SIGTERM with a gigabyte of replies due to a client that does not read
     // (and no output limit): kvd exits within the shutdown budget anyway,
-    // having closed that client once it took nothing for four of its round
+    // having closed that client once it took nothing for two of its round
     // trips (at least 10 ms).
     @Test(arguments: ["0", "1"]) func sigtermExitsInBoundedTimeWithAHugeBufferPending(ioThreads: String) throws {
         let (process, output, port) = try launchKVD([
