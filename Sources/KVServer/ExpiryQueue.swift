@@ -12,18 +12,20 @@
 // - `heap` is a 4-ary min-heap on `deadline`, and `slots[h].position` is
 //   where handle h sits in it. A move writes that field: an array store,
 //   not a hash lookup, so a sift costs no lookup in the key table.
-// - `slots` is dense: removing a handle moves the last slot into its place,
-//   and `remove` returns the moved key and its new handle for the caller to
-//   record (the one table lookup a removal costs, as before the queue).
-// - Both arrays give memory back when they fall to a quarter of their
-//   capacity, so an expiry storm does not leave its peak behind.
+// - A removed handle joins a free list threaded through `position`, and
+//   the next insert takes it: a removal moves no other key, so it costs no
+//   lookup in the key table (a dense array would, for the key it moved).
+// - `heap` gives memory back when it falls to a quarter of its capacity;
+//   `slots` when the queue empties, or, while it is under a quarter full,
+//   through `compact`, which renumbers the live handles for the caller to
+//   record. So an expiry storm does not leave its peak behind.
 
 /// The keys of a keyspace that have an expiry, ordered by deadline.
 struct ExpiryQueue {
     private struct Slot {
-        /// The key (stored bytes, shared with the key table).
+        /// The key (stored bytes, shared with the key table); empty when free.
         var key: [UInt8]
-        /// Where this handle sits in `heap`.
+        /// Where this handle sits in `heap`; when free, the next free handle (-1: none).
         var position: Int
     }
 
@@ -34,6 +36,7 @@ struct ExpiryQueue {
 
     private var slots: [Slot] = []
     private var heap: [Item] = []
+    private var freeHandle = -1
 
     /// The number of keys in the queue.
     var count: Int { heap.count }
@@ -46,10 +49,21 @@ struct ExpiryQueue {
     /// The key under `handle`.
     func key(_ handle: Int) -> [UInt8] { slots[handle].key }
 
+    /// True when fewer than a quarter of a large slot array's handles are
+    /// live: time for `compact`.
+    var wantsCompaction: Bool { slots.count >= 4096 && heap.count < slots.count / 4 }
+
     /// Adds `key` (not in the queue yet) with `deadline`; returns its handle.
     mutating func insert(_ key: [UInt8], deadline: Int64) -> Int {
-        let handle = slots.count
-        slots.append(Slot(key: key, position: heap.count))
+        let handle: Int
+        if freeHandle >= 0 {
+            handle = freeHandle
+            freeHandle = slots[handle].position
+            slots[handle] = Slot(key: key, position: heap.count)
+        } else {
+            handle = slots.count
+            slots.append(Slot(key: key, position: heap.count))
+        }
         heap.append(Item(deadline: deadline, handle: handle))
         siftUp(heap.count - 1)
         return handle
@@ -63,10 +77,8 @@ struct ExpiryQueue {
         if earlier { siftUp(position) } else { siftDown(position) }
     }
 
-    /// Removes the key under `handle`. The last slot moves into its place:
-    /// the result is that slot's key and its new handle (nil when `handle`
-    /// was the last).
-    mutating func remove(_ handle: Int) -> (key: [UInt8], handle: Int)? {
+    /// Removes the key under `handle`; the handle is free for reuse.
+    mutating func remove(_ handle: Int) {
         let position = slots[handle].position
         let lastItem = heap.removeLast()
         if position < heap.count {
@@ -78,31 +90,40 @@ struct ExpiryQueue {
                 siftDown(position)
             }
         }
-        let lastSlot = slots.removeLast()
-        var moved: (key: [UInt8], handle: Int)?
-        if handle < slots.count {
-            slots[handle] = lastSlot
-            heap[lastSlot.position].handle = handle
-            moved = (lastSlot.key, handle)
+        if heap.isEmpty {
+            removeAll()
+            return
         }
-        if slots.capacity >= 4096 && slots.count <= slots.capacity / 4 { shrink() }
-        return moved
+        slots[handle] = Slot(key: [], position: freeHandle)
+        freeHandle = handle
+        if heap.capacity >= 4096 && heap.count <= heap.capacity / 4 {
+            var heap: [Item] = []
+            heap.reserveCapacity(self.heap.count * 2)
+            heap.append(contentsOf: self.heap)
+            self.heap = heap
+        }
+    }
+
+    /// Renumbers the live handles densely from 0 and gives the slot array's
+    /// spare memory back; `relocated` hears each key's new handle.
+    mutating func compact(_ relocated: (_ key: [UInt8], _ handle: Int) -> Void) {
+        var slots: [Slot] = []
+        slots.reserveCapacity(heap.count * 2)
+        for position in heap.indices {
+            let key = self.slots[heap[position].handle].key
+            heap[position].handle = slots.count
+            relocated(key, slots.count)
+            slots.append(Slot(key: key, position: position))
+        }
+        self.slots = slots
+        freeHandle = -1
     }
 
     /// Empties the queue and gives its memory back.
     mutating func removeAll() {
         slots = []
         heap = []
-    }
-
-    private mutating func shrink() {
-        var slots: [Slot] = []
-        slots.reserveCapacity(self.slots.count * 2)
-        slots.append(contentsOf: self.slots)
-        var heap: [Item] = []
-        heap.reserveCapacity(self.heap.count * 2)
-        heap.append(contentsOf: self.heap)
-        (self.slots, self.heap) = (slots, heap)
+        freeHandle = -1
     }
 
     private mutating func siftUp(_ start: Int) {

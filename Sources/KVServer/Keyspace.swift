@@ -228,10 +228,12 @@ public final class Keyspace {
             touch(stored)
             var value: [UInt8] = []
             fill(&value)
-            entries[stored] = Entry(value: value, expiresAt: expiresAt, expiryIndex: -1, slot: slots.count)
+            // Queued first, so that the entry is stored with its handle: one
+            // hash of the new key, not two.
+            let handle = expiresAt.map { expiry.insert(bytes, deadline: $0) } ?? -1
+            entries[stored] = Entry(value: value, expiresAt: expiresAt, expiryIndex: handle, slot: slots.count)
             longestKey = max(longestKey, bytes.count)
             slots.append(bytes)
-            if expiresAt != nil { reindex(at: entries.index(forKey: stored)!, deadline: expiresAt) }
         }
     }
 
@@ -437,9 +439,7 @@ public final class Keyspace {
         var (key, entry) = entries.remove(at: index)
         Reclaimer.release(&entry.value)
         touch(key)
-        if entry.expiryIndex >= 0, let moved = expiry.remove(entry.expiryIndex) {
-            entries[.stored(moved.key)]?.expiryIndex = moved.handle
-        }
+        if entry.expiryIndex >= 0 { forget(expiryHandle: entry.expiryIndex) }
         let last = slots.removeLast()
         if entry.slot < slots.count {
             slots[entry.slot] = last
@@ -460,10 +460,18 @@ public final class Keyspace {
             expiry.update(handle, deadline: deadline)
         case (nil, true):
             entries.values[index].expiryIndex = -1
-            if let moved = expiry.remove(handle) { entries[.stored(moved.key)]?.expiryIndex = moved.handle }
+            forget(expiryHandle: handle)
         case (nil, false):
             break
         }
+    }
+
+    /// Takes a key's handle out of the expiry queue, compacting the queue
+    /// when it has become mostly free handles.
+    private func forget(expiryHandle handle: Int) {
+        expiry.remove(handle)
+        guard expiry.wantsCompaction else { return }
+        expiry.compact { key, handle in entries[.stored(key)]?.expiryIndex = handle }
     }
 
     private func nextRandom() -> UInt64 {
