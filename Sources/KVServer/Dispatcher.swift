@@ -131,6 +131,10 @@ public final class Dispatcher {
     public let counters = DispatcherCounters()
     /// A slice of active expiry is queued on the core (see `Server.expire`).
     var expiryContinues = false
+    /// The next expiry tick, and whether the ticks have been stopped
+    /// (shutdown): see `Server.scheduleExpiry`.
+    var expiryTick: Scheduled?
+    var expiryStopped = false
     /// Turns the order in which expiry slices visit the databases.
     private var nextExpiryDatabase = 0
     /// INFO's sections that describe the server (not the keyspace), from
@@ -274,6 +278,9 @@ public final class Dispatcher {
         }
         return command.id
     }
+
+    /// True when some database holds keys with an expiry.
+    var hasKeysWithExpiry: Bool { databases.contains { $0.expiresCount > 0 } }
 
     /// One slice of active expiry: the databases that hold keys with an
     /// expiry share the 2 ms budget equally, the first of them taking turns.

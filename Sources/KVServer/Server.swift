@@ -7,7 +7,7 @@ import Synchronization
 
 /// kvd's server: a keyspace on a core loop, served by I/O worker loops.
 public final class Server: @unchecked Sendable {
-    // `@unchecked Sendable`: `workers`, `expiryTimer` and `port` are set by
+    // `@unchecked Sendable`: `workers` and `port` are set by
     // `start` before any worker runs and never change after; `onShutdownComplete`
     // is written once by `shutdown` before it tells any worker, and read only
     // by workers after they were told (the mailbox orders the two). The
@@ -19,7 +19,6 @@ public final class Server: @unchecked Sendable {
     /// The core's dispatcher, and the hop that gets batches to it.
     let hop: Core
     private var workers: [Worker] = []
-    private var expiryTimer: Scheduled?
     /// The port actually bound (differs from options.port when that is 0).
     public private(set) var port = 0
     private let startedAt = monotonicMilliseconds()
@@ -92,20 +91,36 @@ public final class Server: @unchecked Sendable {
         } else {
             try dispatcher.post { $0.configureSlowlog(threshold: nil, maxLength: 0) }
         }
-        // Every 10 ms (Redis runs a fast cycle before every sleep, at most
-        // every 2 ms): keys with short TTLs leave within 10 ms of their
-        // deadline. A cycle with nothing due compares one deadline per
-        // database that has keys with an expiry, and returns.
-        expiryTimer = try core.schedule(every: .milliseconds(10)) {
-            dispatcher.withValue { Server.expire($0, through: dispatcher) }
+        let core = self.core
+        try dispatcher.post { Server.scheduleExpiry($0, through: dispatcher, on: core) }
+    }
+
+    /// Core loop: the next expiry tick. Every 10 ms while some key has an
+    /// expiry (Redis runs a fast cycle before every sleep, at most every
+    /// 2 ms), so keys with short TTLs leave within 10 ms of their deadline,
+    /// and a tick with nothing due compares one deadline per database.
+    /// Every 100 ms while none has (Redis's `hz 10`), so an idle kvd wakes
+    /// 10 times a second, not 100; a first TTL then waits at most 100 ms
+    /// for its first tick. A chain of one-shot timers, so that the period
+    /// follows the keyspace.
+    private static func scheduleExpiry(
+        _ dispatcher: Dispatcher, through handle: LoopBound<Dispatcher>, on core: EventLoop
+    ) {
+        guard !dispatcher.expiryStopped else { return }
+        let period = Duration.milliseconds(dispatcher.hasKeysWithExpiry ? 10 : 100)
+        dispatcher.expiryTick = try? core.schedule(after: period) {
+            handle.withValue { dispatcher in
+                Server.expire(dispatcher, through: handle)
+                Server.scheduleExpiry(dispatcher, through: handle, on: core)
+            }
         }
     }
 
     /// Core loop: one slice of active expiry (at most 2 ms). While expired
     /// keys keep turning up, the next slice is posted to the core, so it runs
     /// after the I/O and timers that are due: an expiry storm takes the
-    /// core's spare time, never a stall. The 10 ms timer does not start a
-    /// second chain while one runs.
+    /// core's spare time, never a stall. A tick does not start a second
+    /// chain while one runs.
     private static func expire(_ dispatcher: Dispatcher, through handle: LoopBound<Dispatcher>) {
         guard !dispatcher.expiryContinues else { return }
         guard dispatcher.expireCycle() else { return }
@@ -195,7 +210,10 @@ public final class Server: @unchecked Sendable {
     /// the core loop). Call once.
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         onShutdownComplete = completion
-        expiryTimer?.cancel()
+        try? hop.dispatcher.post { dispatcher in
+            dispatcher.expiryStopped = true
+            dispatcher.expiryTick?.cancel()
+        }
         for worker in workers {
             do {
                 try worker.loop.post { worker.beginShutdown() }
