@@ -50,6 +50,35 @@ func launchKVD(_ arguments: [String], environment: [String: String] = [:]) throw
         #expect(badOutput.contains("--port must be a number"))
     }
 
+    // An idle kvd (no key with an expiry) ticks 10 times a second, as
+    // Redis's hz 10, not 100: its main thread sleeps through the rest. A
+    // TTL brings the 10 ms tick back. Counted as the main thread's
+    // voluntary context switches over one second.
+    @Test func anIdleDaemonWakesTenTimesASecondNotAHundred() throws {
+        let (process, _, port) = try launchKVD(["--port", "0", "--io-threads", "0"])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let pid = process.processIdentifier
+        func wakeups(over seconds: Double) -> Int {
+            func switches() -> Int {
+                let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/status", encoding: .utf8)) ?? ""
+                let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+                return line.flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? -1
+            }
+            let before = switches()
+            Thread.sleep(forTimeInterval: seconds)
+            return switches() - before
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        let idle = wakeups(over: 1)
+        #expect(idle >= 5 && idle <= 40, "an idle kvd woke \(idle) times in a second")
+        let client = try TestClient(port: port)
+        client.send("SET k v EX 100\r\n")
+        #expect(client.readLine() == "+OK\r\n")
+        Thread.sleep(forTimeInterval: 0.2)
+        let ticking = wakeups(over: 1)
+        #expect(ticking >= 50, "with a TTL set, kvd woke only \(ticking) times in a second")
+    }
+
     // The workers share their port through SO_REUSEPORT; a second kvd on the
     // same port must not join them and take half the clients silently.
     @Test func aSecondKVDOnTheSamePortRefusesToStart() throws {
