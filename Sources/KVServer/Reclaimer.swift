@@ -5,11 +5,17 @@
 // (lazyfree), and its allocator returns pages in the background.
 //
 // The reclaiming thread is a MainLoop loop, started the first time a large
-// buffer is let go, and it lives as long as the process. A buffer handed to
+// buffer is let go, and it lives as long as the process. It runs under
+// SCHED_IDLE: a munmap competes for a core with whatever else is busy (in
+// make hostile, the client freeing its own 300 MB), and at normal priority
+// it took the core loop's turn, stalling a PING 12-20 ms; idle priority
+// runs it when a core is free. Under a flood of large deletes it still
+// gets a sliver of CPU, so the memory does go back. A buffer handed to
 // it is captured by the posted closure, so the last reference goes when
 // that closure is released on the reclaiming thread. If the post is
 // refused (the loop could not start, or has stopped), the buffer is freed
 // where it is, as before: nothing is kept and nothing is lost.
+import Glibc
 import MainLoop
 import Synchronization
 
@@ -19,7 +25,15 @@ enum Reclaimer {
     /// thread (the size of a large bulk: `RESPLimits.largeBulk`'s default).
     static let threshold = 1 << 20
 
-    private static let loop: EventLoop? = try? EventLoop.spawn(name: "kvd-reclaim", latencyStats: false)
+    private static let loop: EventLoop? = {
+        let loop = try? EventLoop.spawn(name: "kvd-reclaim", latencyStats: false)
+        try? loop?.postAndWait {
+            var parameters = sched_param(sched_priority: 0)
+            // SCHED_IDLE (5; Glibc hides the name behind _GNU_SOURCE), for this thread only.
+            _ = sched_setscheduler(0, 5, &parameters)
+        }
+        return loop
+    }()
 
     /// Buffers freed on the reclaiming thread so far (INFO's
     /// `lazyfreed_objects`, Redis's name for the same count).

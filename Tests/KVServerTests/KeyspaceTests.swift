@@ -102,5 +102,32 @@ import Testing
             }
             #expect(Reclaimer.reclaimed > before, "round \(round): the large value was not handed over")
         }
+        // The reclaiming thread runs at idle priority (SCHED_IDLE is policy
+        // 5, the 41st field of its stat line).
+        #expect(reclaimingThreadPolicy() == 5)
+    }
+
+    private func reclaimingThreadPolicy() -> Int? {
+        guard let tasks = opendir("/proc/self/task") else { return nil }
+        defer { closedir(tasks) }
+        while let entry = readdir(tasks) {
+            let tid = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+            }
+            guard let name = readSmallFile("/proc/self/task/\(tid)/comm"), name.hasPrefix("kvd-reclaim"),
+                let stat = readSmallFile("/proc/self/task/\(tid)/stat")
+            else { continue }
+            let fields = stat.split(separator: ")").last!.split(separator: " ")
+            return Int(fields[38])  // fields after "comm)": state is field 3, policy is field 41
+        }
+        return nil
+    }
+
+    private func readSmallFile(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = fread(&buffer, 1, buffer.count - 1, file)
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
