@@ -71,6 +71,40 @@ func asyncRoundtrip(_ route: AsyncRoute) {
     reportLatency(route.peer, "roundtrip", samples, rtN)
 }
 
+/// Where a round trip's time goes, and how many threads slept for it:
+/// FIGURE lines for the hop there (from before the `await` to the body
+/// running on the loop) and the hop back (from the body to the task
+/// running again), p50 and p75 each, and the process's voluntary context
+/// switches per round trip. The peer's are measured by
+/// bench/mainactor-wakeups.sh with the same definitions.
+func asyncRoundtripHalves(_ route: AsyncRoute) {
+    let rounds = 20_000
+    let there = UnsafeMutablePointer<UInt64>.allocate(capacity: rounds)
+    let back = UnsafeMutablePointer<UInt64>.allocate(capacity: rounds)
+    let mark = UnsafeMutablePointer<UInt64>.allocate(capacity: 2)  // [0]: the body's time, [1]: switches
+    defer { there.deallocate(); back.deallocate(); mark.deallocate() }
+    nonisolated(unsafe) let (sharedThere, sharedBack, sharedMark) = (there, back, mark)
+    inDetachedTask {
+        for _ in 0..<rtWarm { await route.hop {} }
+        let before = voluntarySwitches()
+        for i in 0..<rounds {
+            let start = nowNs()
+            await route.hop { sharedMark[0] = nowNs() }
+            let end = nowNs()
+            sharedThere[i] = sharedMark[0] - start
+            sharedBack[i] = end - sharedMark[0]
+        }
+        sharedMark[1] = UInt64(voluntarySwitches() - before)
+    }
+    for (name, samples) in [("there", there), ("back", back)] {
+        var sorted = UnsafeMutableBufferPointer(start: samples, count: rounds)
+        sorted.sort()
+        figure(route.peer, "roundtrip_\(name)_p50", Double(sorted[rounds / 2]) / 1000, "us")
+        figure(route.peer, "roundtrip_\(name)_p75", Double(sorted[rounds * 3 / 4]) / 1000, "us")
+    }
+    figure(route.peer, "wakeups_per_roundtrip", Double(mark[1]) / Double(rounds), "switches")
+}
+
 func asyncWake(_ route: AsyncRoute) {
     let samples = UnsafeMutablePointer<UInt64>.allocate(capacity: wakeN)
     defer { samples.deallocate() }
@@ -91,5 +125,6 @@ func runAsync(_ route: AsyncRoute, m: Int) {
     result(route.peer, "throughput_p1", throughput(route.asRoute, 1, m), "ops_per_s")
     result(route.peer, "throughput_p4", throughput(route.asRoute, 4, m), "ops_per_s")
     asyncRoundtrip(route)
+    asyncRoundtripHalves(route)
     asyncWake(route)
 }

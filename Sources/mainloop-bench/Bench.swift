@@ -303,6 +303,9 @@ let histogramFile: String? = {
     return arguments[index + 1]
 }()
 let mainExecutorMode = CommandLine.arguments.dropFirst(2).first == "mainactor-executor"
+/// `mainactor-dispatch`: only the default MainActor route's rows (what
+/// bench/mainactor-wakeups.sh compares with the executor route).
+let mainDispatchMode = CommandLine.arguments.dropFirst(2).first == "mainactor-dispatch"
 
 /// `mainloop-bench M throughput [PEER]`: only that route's P=1 throughput
 /// runs (default: the closure route), a steady workload to profile.
@@ -343,6 +346,10 @@ func driver() {
     }
     if mainExecutorMode {
         runAsync(mainActorRoute("mainloop_mainactor_executor"), m: max(M / 16, 1))
+        exit(failed ? 1 : 0)
+    }
+    if mainDispatchMode {
+        runAsync(mainActorRoute("mainloop_mainactor_dispatch"), m: max(M / 16, 1))
         exit(failed ? 1 : 0)
     }
     figures()
