@@ -12,7 +12,9 @@ func voluntarySwitches() -> Int {
     defer { closedir(tasks) }
     var total = 0
     while let entry = readdir(tasks) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        let name = withUnsafeBytes(of: entry.pointee.d_name) {
+            String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+        }
         guard name.first?.isNumber == true, let file = fopen("/proc/self/task/\(name)/status", "r") else { continue }
         defer { fclose(file) }
         var line = [CChar](repeating: 0, count: 256)
@@ -24,4 +26,3 @@ func voluntarySwitches() -> Int {
     }
     return total
 }
-
