@@ -282,11 +282,13 @@ public final class Dispatcher {
     /// True when some database holds keys with an expiry.
     var hasKeysWithExpiry: Bool { databases.contains { $0.expiresCount > 0 } }
 
-    /// One slice of active expiry: the databases that hold keys with an
+    /// One slice of active expiry (and a table that emptied gives its
+    /// memory back, `Keyspace.shrinkIfSparse`): the databases that hold keys with an
     /// expiry share the 2 ms budget equally, the first of them taking turns.
     /// True when some database stopped on its budget with expired keys
     /// still turning up.
     func expireCycle() -> Bool {
+        for database in databases { database.shrinkIfSparse() }
         let volatile = databases.indices.filter { databases[$0].expiresCount > 0 }
         guard !volatile.isEmpty else { return false }
         let share = 2_000_000 / UInt64(volatile.count)

@@ -78,6 +78,25 @@ import Testing
         }
     }
 
+    // After a storm the table gives its room back, and every key left is
+    // still found, expires when due, and is returned by SCAN.
+    @Test func aSparseTableShrinksAndKeepsItsKeysWhole() {
+        let keyspace = Keyspace()
+        let now = unixMilliseconds()
+        for i in 0..<20_000 { keyspace.set(Array("k\(i)".utf8), [1], expiresAt: i < 100 ? now + 100_000 : now - 1) }
+        let peak = keyspace.tableCapacity
+        keyspace.expireCycle(budget: 1_000_000_000)
+        #expect(keyspace.count == 100 && keyspace.tableCapacity == peak, "the table shrank by itself")
+        keyspace.shrinkIfSparse()
+        #expect(keyspace.tableCapacity < peak / 8, "capacity \(keyspace.tableCapacity) of \(peak)")
+        for i in 0..<100 { #expect(keyspace.lookup(Array("k\(i)".utf8), now: now)?.value == [1]) }
+        let (next, scanned) = keyspace.scan(cursor: 0, count: 1_000, now: now) { _ in true }
+        #expect(next == 0 && scanned.count == 100)
+        for i in 0..<50 { keyspace.setExpiry(Array("k\(i)".utf8), now - 1) }
+        keyspace.expireCycle(budget: 1_000_000_000)
+        #expect(keyspace.count == 50 && keyspace.expiresCount == 50)
+    }
+
     // Freeing a 300 MB value is a 20 ms munmap: a deleted or overwritten
     // large value goes to the reclaiming thread, a small one stays put.
     @Test func largeValuesAreFreedOnTheReclaimingThread() {
