@@ -315,7 +315,7 @@ public final class Dispatcher {
                 lines: [
                     "total_commands_processed:\(commandsProcessed)",
                     "expired_keys:\(databases.reduce(0) { $0 + $1.expiredKeys })",
-                    "lazyfreed_objects:\(Reclaimer.reclaimed)",
+                    "reclaimed_buffers:\(Reclaimer.reclaimed)",
                 ]
             ))
         sections.append(

@@ -35,8 +35,12 @@ enum Reclaimer {
         return loop
     }()
 
-    /// Buffers freed on the reclaiming thread so far (INFO's
-    /// `lazyfreed_objects`, Redis's name for the same count).
+    /// Large buffers released on the reclaiming thread so far (INFO's
+    /// `reclaimed_buffers`). A buffer that was still shared counts too (a
+    /// SET's large argument, which the batch lets go of while the stored
+    /// value keeps it): the last holder frees it. So this is not Redis's
+    /// `lazyfreed_objects`, which counts objects freed, and does not take
+    /// its name.
     static var reclaimed: Int { reclaimedCount.load(ordering: .relaxed) }
     private static let reclaimedCount = Atomic<Int>(0)
 
