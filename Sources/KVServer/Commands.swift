@@ -54,6 +54,9 @@ let keyspaceCommands: [Command] = [
 
 let notAnInteger = "ERR value is not an integer or out of range"
 
+/// Redis's error for a deadline that overflows, built only when it is sent.
+func invalidExpireTime(_ command: String) -> String { "ERR invalid expire time in '\(command)' command" }
+
 /// Redis's string2ll: optional '-', no leading zeros, no spaces or '+', fits in 64 bits.
 func parseInteger(_ bytes: [UInt8]) -> Int? {
     bytes.withUnsafeBytes { parseInteger($0) }
@@ -264,14 +267,13 @@ private func expire(
     }
     if gt && lt { return out.error("ERR GT and LT options at the same time are not compatible") }
     guard var when = parseInteger(r.raw(2)).map(Int64.init) else { return out.error(notAnInteger) }
-    func invalid() -> String { "ERR invalid expire time in '\(name)' command" }
     if seconds {
-        guard when <= Int64.max / 1000 && when >= Int64.min / 1000 else { return out.error(invalid()) }
+        guard when <= Int64.max / 1000 && when >= Int64.min / 1000 else { return out.error(invalidExpireTime(name)) }
         when *= 1000
     }
     let now = ks.now
     let base = relative ? now : 0
-    guard when <= Int64.max - base else { return out.error(invalid()) }
+    guard when <= Int64.max - base else { return out.error(invalidExpireTime(name)) }
     when += base
     let changed = ks.changeExpiry(r.raw(1), now: now) { current in
         if nx && current != nil { return .keep }

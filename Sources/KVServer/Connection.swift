@@ -176,7 +176,7 @@ final class Connection: @unchecked Sendable {
     /// the peer closed or failed.
     private func readAvailable(everything: Bool = false) -> Bool {
         let buffer = worker.readBuffer
-        let most = worker.servesOnCore && !parser.isReadingLargeBulk ? 1 : parser.isReadingLargeBulk ? 2 : 16
+        let most = parser.isReadingLargeBulk ? 2 : worker.servesOnCore ? 1 : 16
         var reads = 0
         while everything || reads < most {
             reads += 1

@@ -259,13 +259,11 @@ public final class Keyspace {
         return entries.index(forKey: .probe(key))
     }
 
-    /// Gives a live key a new deadline (nil: persist).
+    /// Gives a present key a new deadline (nil: persist), whether or not
+    /// its old one has passed.
     func setExpiry(_ key: [UInt8], _ deadline: Int64?) {
-        key.withUnsafeBytes { key in
-            guard let index = find(key) else { return }
-            touch(entries.keys[index])
-            entries.values[index].expiresAt = deadline
-            reindex(at: index, deadline: deadline)
+        _ = key.withUnsafeBytes { key in
+            changeExpiry(key, now: .min) { _ in deadline.map { .expire(at: $0) } ?? .persist }
         }
     }
 
@@ -273,7 +271,7 @@ public final class Keyspace {
     enum ExpiryChange {
         /// Leave the key as it is.
         case keep
-        /// Give it this deadline (Unix milliseconds, in the future).
+        /// Give it this deadline (Unix milliseconds).
         case expire(at: Int64)
         /// Remove its deadline.
         case persist

@@ -111,16 +111,15 @@ func expiryMilliseconds(
         out.error(notAnInteger)
         return nil
     }
-    func invalid() -> String { "ERR invalid expire time in '\(name)' command" }
     guard ms > 0, !expire.seconds || ms <= Int64.max / 1000 else {
-        out.error(invalid())
+        out.error(invalidExpireTime(name))
         return nil
     }
     if expire.seconds { ms *= 1000 }
     if !expire.absolute {
         let (sum, overflow) = ms.addingReportingOverflow(now)
         guard !overflow else {
-            out.error(invalid())
+            out.error(invalidExpireTime(name))
             return nil
         }
         ms = sum
