@@ -8,59 +8,54 @@
 /// until it is released, so a call made now and run later on another loop
 /// never sees a deallocated argument (`NSInvocation.retainArguments`).
 ///
-/// `@unchecked Sendable`: an invocation is made on one thread and performed
-/// on another, as `performSelectorOnMainThread:` does. Its fields never
-/// change; handing the target and the arguments to the thread that performs
-/// it is the point of the type, so, as with a `Sendable` closure that captures
-/// them, do not mutate them concurrently from elsewhere.
-public final class Invocation: @unchecked Sendable, CustomStringConvertible {
+/// `Sendable`, checked by the compiler: the target and every argument are
+/// `Sendable`, so an invocation made on one thread can be performed on
+/// another. A target that is not `Sendable` (a mutable single-threaded core)
+/// is performed through its loop instead: `LoopBound`'s `performSelector`.
+public final class Invocation: Sendable, CustomStringConvertible {
     /// The object whose method is called.
-    public let target: AnyObject
-    /// The method's name.
-    public let selector: Selector
-    /// The arguments, in order, checked against ``signature``.
-    public let arguments: [Any?]
-    private let entry: MethodEntry
+    public let target: any AnyObject & Sendable
+    private let call: MethodCall
+    /// The checked call, for a loop that performs it.
+    package var methodCall: MethodCall { call }
 
+    /// The method's name.
+    public var selector: Selector { call.selector }
+    /// The arguments, in order, checked against ``signature``.
+    public var arguments: [(any Sendable)?] { call.arguments }
     /// The method's signature.
-    public var signature: MethodSignature { entry.signature }
+    public var signature: MethodSignature { call.signature }
     /// Where the method may run (from its type's ``MethodTable``).
-    public var isolation: MethodIsolation { entry.isolation }
+    public var isolation: MethodIsolation { call.isolation }
 
     /// Checks that the method returns `R` (`Void` for `()`), before anything
     /// runs: a caller asking for a typed result learns a mismatch at once.
     public func checkReturnType<R>(_: R.Type) throws(InvocationError) {
-        guard entry.signature.returnType == R.self else {
-            throw .returnTypeMismatch(
-                selector, expected: entry.signature.returnTypeName, actual: String(describing: R.self))
-        }
+        try call.checkReturnType(R.self)
     }
 
     /// Makes an invocation of `selector` on `target` with `arguments`,
     /// checking everything before returning.
     ///
     /// `nil` is accepted exactly where the parameter is an `Optional`; values
-    /// are never converted (an `Int` is not a `Double`).
+    /// are never converted (an `Int` is not a `Double`). The target and the
+    /// arguments are `Sendable`: a value that is not cannot be handed to
+    /// another thread this way (the compiler says so, naming its type).
     /// - Throws: ``InvocationError``: the target does not answer the
     ///   selector, the argument count is wrong, or an argument (the lowest
     ///   offending index) has the wrong type or is nil for a non-optional.
-    public init<Target: Invocable>(target: Target, selector: Selector, arguments: [Any?]) throws(InvocationError) {
-        let table = Target.methods
-        guard let entry = table.entry(for: selector) else {
-            throw .unrecognizedSelector(selector, targetType: String(describing: Target.self), answers: table.selectors)
-        }
-        if let error = entry.signature.check(arguments) { throw error }
+    public init<Target: Invocable & Sendable>(
+        target: Target, selector: Selector, arguments: [(any Sendable)?]
+    ) throws(InvocationError) {
+        self.call = try MethodCall(on: Target.self, selector: selector, arguments: arguments)
         self.target = target
-        self.selector = selector
-        self.arguments = arguments
-        self.entry = entry
     }
 
     /// Calls the method and returns its result: `nil` for a method that
     /// returns nothing (or returned `nil`). Rethrows what the method throws.
     /// Runs on the calling thread; an invocation may be invoked more than once.
-    public func invoke() throws -> Any? {
-        try entry.call(target, arguments)
+    public func invoke() throws -> (any Sendable)? {
+        try call.invoke(on: target)
     }
 
     public var description: String {

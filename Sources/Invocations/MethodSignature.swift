@@ -55,7 +55,7 @@ public struct MethodSignature: Sendable, CustomStringConvertible {
     /// Checks `arguments` against the signature: the count first, then each
     /// argument in order, so the lowest offending index is the one reported.
     /// Returns nil when the call is well-typed.
-    public func check(_ arguments: [Any?]) -> InvocationError? {
+    public func check(_ arguments: [(any Sendable)?]) -> InvocationError? {
         guard arguments.count == argumentTypes.count else {
             return .argumentCountMismatch(selector, expected: argumentTypes.count, got: arguments.count)
         }

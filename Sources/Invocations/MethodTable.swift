@@ -56,10 +56,15 @@ public struct MethodTable<Target: AnyObject>: Sendable {
     /// `(Counter) -> (Int, Int) -> Int`). Throwing and `Void` methods register
     /// the same way.
     ///
+    /// The parameter and result types are `Sendable`: the arguments travel
+    /// from the caller's thread to the loop's, and the result back. A method
+    /// that takes or returns a type that is not `Sendable` cannot be
+    /// registered (the compiler names the type).
+    ///
     /// A selector whose number of colons differs from the method's number of
     /// parameters, or one registered twice, is a programmer error: it traps
     /// with a message that names the selector and the method's type.
-    public func method<each Argument, Result>(
+    public func method<each Argument: Sendable, Result: Sendable>(
         _ selector: Selector,
         _ method: @escaping @Sendable (Target) -> (repeat each Argument) throws -> Result
     ) -> MethodTable {
@@ -75,7 +80,9 @@ public struct MethodTable<Target: AnyObject>: Sendable {
             "MethodTable<\(Target.self)>: selector '\(selector)' is registered twice")
         let signature = MethodSignature(selector: selector, argumentTypes: argumentTypes, returnType: Result.self)
         var table = self
-        table.entries[selector] = MethodEntry(signature: signature, isolation: isolation) { object, arguments in
+        let label = MethodLabels.intern("\(Target.self).\(selector)")
+        table.entries[selector] = MethodEntry(signature: signature, isolation: isolation, label: label) {
+            object, arguments in
             // Invocation pairs an entry only with the table's own Target type.
             let target = unsafeDowncast(object, to: Target.self)
             // A cursor on the stack, not a captured `var` (which would be
@@ -86,7 +93,10 @@ public struct MethodTable<Target: AnyObject>: Sendable {
             }
             if Result.self == Void.self { return nil }
             // A method returning an Optional answers nil, not Optional(nil).
-            if let optional = result as? any OptionalValue { return optional.wrappedValue }
+            // (A non-nil one stays boxed as `Optional(value)`: `as? Wrapped`
+            // unwraps it, and there is no checked way to re-box the wrapped
+            // value, which is only known as `Any`, as `any Sendable`.)
+            if let optional = result as? any OptionalValue, optional.wrappedValue == nil { return nil }
             return result
         }
         return table
@@ -114,17 +124,22 @@ public struct MethodTable<Target: AnyObject>: Sendable {
 final class MethodEntry: Sendable {
     let signature: MethodSignature
     let isolation: MethodIsolation
+    /// `Type.selector`, interned (see `MethodLabels`). `nonisolated(unsafe)`:
+    /// the pointer never changes, and the bytes it points to are never
+    /// written or freed after interning.
+    nonisolated(unsafe) let label: UnsafePointer<CChar>
     /// Calls the method on `target` (the table's `Target`) with arguments
     /// already checked against `signature`. Type-erased once, at
     /// registration, so an invocation allocates no closure of its own.
-    let call: @Sendable (AnyObject, [Any?]) throws -> Any?
+    let call: @Sendable (AnyObject, [(any Sendable)?]) throws -> (any Sendable)?
 
     init(
-        signature: MethodSignature, isolation: MethodIsolation,
-        call: @escaping @Sendable (AnyObject, [Any?]) throws -> Any?
+        signature: MethodSignature, isolation: MethodIsolation, label: UnsafePointer<CChar>,
+        call: @escaping @Sendable (AnyObject, [(any Sendable)?]) throws -> (any Sendable)?
     ) {
         self.signature = signature
         self.isolation = isolation
+        self.label = label
         self.call = call
     }
 }
@@ -132,7 +147,7 @@ final class MethodEntry: Sendable {
 /// The next argument, cast to its parameter's type (checked against the
 /// signature before the invocation was made, so the cast cannot fail).
 @inline(__always)
-private func takeArgument<T>(_ arguments: [Any?], _ cursor: UnsafeMutablePointer<Int>, as: T.Type) -> T {
+private func takeArgument<T>(_ arguments: [(any Sendable)?], _ cursor: UnsafeMutablePointer<Int>, as: T.Type) -> T {
     defer { cursor.pointee += 1 }
     return arguments[cursor.pointee] as! T
 }

@@ -52,8 +52,8 @@ func mainLoopScenario() {
     do {
         let ran = try loop.postAndWait { true }
         fail("postAndWait before run returned \(ran)")
-    } catch EventLoopError.deadlock {
-        print("wait_before_run=deadlock")
+    } catch EventLoopError.mainLoopNotRunning {
+        print("wait_before_run=mainLoopNotRunning")
     } catch { fail("postAndWait before run: \(error)") }
     let timerFired = Locked(false)
     do {

@@ -51,7 +51,7 @@ func runHelper(
     @Test func mainLoopRunsEveryWorkersPostsOnTheRealMainThread() throws {
         let (status, output) = try runHelper("main-loop")
         #expect(status == 0, "\(output)")
-        #expect(output.contains("wait_before_run=deadlock"), "\(output)")
+        #expect(output.contains("wait_before_run=mainLoopNotRunning"), "\(output)")
         #expect(output.contains("ran_on_main=20800 ran_elsewhere=0 order_violations=0 timer_on_main=true"), "\(output)")
         #expect(output.hasSuffix("OK\n"), "\(output)")
     }

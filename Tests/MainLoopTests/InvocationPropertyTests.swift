@@ -79,7 +79,7 @@ let model: [Selector: [Parameter]] = [
     ],
 ]
 
-func randomValue(_ kind: Kind, _ rng: inout SeededGenerator) -> Any? {
+func randomValue(_ kind: Kind, _ rng: inout SeededGenerator) -> (any Sendable)? {
     switch kind {
     case .int: Int.random(in: -1000...1000, using: &rng)
     case .double: Double(Int.random(in: -1000...1000, using: &rng)) / 4
@@ -90,7 +90,9 @@ func randomValue(_ kind: Kind, _ rng: inout SeededGenerator) -> Any? {
     }
 }
 
-func expectedOutcome(_ selector: Selector, _ kinds: [Kind], _ values: [Any?]) -> Result<[String], InvocationError> {
+func expectedOutcome(
+    _ selector: Selector, _ kinds: [Kind], _ values: [(any Sendable)?]
+) -> Result<[String], InvocationError> {
     guard let parameters = model[selector] else {
         return .failure(.unrecognizedSelector(selector, targetType: "Probe", answers: Probe.methods.selectors))
     }
@@ -110,7 +112,7 @@ func expectedOutcome(_ selector: Selector, _ kinds: [Kind], _ values: [Any?]) ->
     static let selectors: [Selector] = Array(model.keys) + ["pong", "one", "one:two:", "", ":", "two:and"]
 
     /// One random call: a selector, and mostly well-typed arguments with random faults.
-    static func randomCall(_ rng: inout SeededGenerator) -> (Selector, [Kind], [Any?]) {
+    static func randomCall(_ rng: inout SeededGenerator) -> (Selector, [Kind], [(any Sendable)?]) {
         let selector = selectors.randomElement(using: &rng)!
         var count = model[selector]?.count ?? selector.argumentCount
         if Int.random(in: 0..<5, using: &rng) == 0 { count = Int.random(in: 0...5, using: &rng) }

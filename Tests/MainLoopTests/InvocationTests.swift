@@ -6,7 +6,9 @@ import Testing
 
 struct Refused: Error, Equatable { let reason: String }
 
-final class Account: Invocable {
+// `@unchecked Sendable`: the tests that use it invoke it on one thread; a
+// mutable core reached from several threads is a LoopBound's value instead.
+final class Account: Invocable, @unchecked Sendable {
     static let methods = MethodTable<Account>()
         .method("deposit:note:times:", Account.deposit)
         .method("balance", Account.currentBalance)
@@ -128,7 +130,7 @@ final class Account: Invocable {
 
     @Test func theInvocationKeepsItsArgumentsAlive() throws {
         final class Payload: Sendable {}
-        final class Holder: Invocable {
+        final class Holder: Invocable, Sendable {
             static let methods = MethodTable<Holder>().method("take:", Holder.take)
             func take(_ payload: Payload) -> Bool { true }
         }

@@ -18,7 +18,7 @@ final class Ledger: Invocable, @unchecked Sendable {
 
     var entries: [Int] = []
     var loopsSeen: Set<String> = []
-    var kept: [AnyObject] = []
+    var kept: [any AnyObject & Sendable] = []
 
     func record(_ value: Int) -> Int {
         loopsSeen.insert(EventLoop.current?.name ?? "none")
@@ -26,7 +26,7 @@ final class Ledger: Invocable, @unchecked Sendable {
         return entries.count
     }
     func fail(_ reason: String) throws -> Int { throw Refused(reason: reason) }
-    func keep(_ object: AnyObject) { kept.append(object) }
+    func keep(_ object: any AnyObject & Sendable) { kept.append(object) }
     func allEntries() -> [Int] { entries }
 }
 
@@ -83,7 +83,7 @@ final class Ledger: Invocable, @unchecked Sendable {
     }
 
     @Test func anArgumentWithNoOtherOwnerIsAliveWhenTheInvocationRuns() throws {
-        final class Token {}
+        final class Token: Sendable {}
         try withSpawnedLoop("retain") { loop in
             let ledger = Ledger()
             let gate = try Gate.occupy(loop)
@@ -205,7 +205,7 @@ final class Ledger: Invocable, @unchecked Sendable {
     @Test func waitingOnTheLoopsOwnThreadRunsInlineBeforeQueuedWork() throws {
         try withSpawnedLoop("inline-selector") { loop in
             let ledger = Ledger()
-            let result = try loop.postAndWait { () throws -> (Any?, [Int]) in
+            let result = try loop.postAndWait { () throws -> ((any Sendable)?, [Int]) in
                 try ledger.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 1)  // queued
                 // Inline:
                 let count = try ledger.performSelector("record:", on: loop, waitUntilDone: true, withObjects: 2)

@@ -81,7 +81,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var registrations: [ObjectIdentifier: LoopEvent] = [:]
     // Guarded by `stateLock`: objects retired while the final drain runs,
     // released after it (see `retire`).
-    private var retired: [BoundStorage] = []
+    private var retired: [any AnyObject & Sendable] = []
+    // Guarded by `stateLock`: the `ThreadToken` of the thread that ran the
+    // loop (0: none yet), which may reach a `LoopBound` value once `run()`
+    // has returned.
+    private var ownerThread: UInt = 0
     // Guarded by `stateLock`.
     private var errorHandlerStorage: (@Sendable (LoopErrorReport) -> Void)?
     // Guarded by `stateLock`: what the deprecated `invocationErrorHandler`
@@ -226,6 +230,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         switch lifecycle {
         case .idle:
             lifecycle = .running
+            ownerThread = ThreadToken.current
             stateLock.unlock()
         case .running, .stopping:
             stateLock.unlock()
@@ -315,6 +320,30 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         set { stateLock.withLock { legacyInvocationHandler = newValue } }
     }
 
+    /// Why the calling thread, which is not running this loop, may not reach
+    /// a value the loop owns, or nil when it may: the loop's `run()` has
+    /// returned on this very thread (the final drain is over; nobody else
+    /// can reach the value any more).
+    func refusesDirectAccess() -> String? {
+        let (state, owner) = stateLock.withLock { (lifecycle, ownerThread) }
+        let remedy = "from another thread use post, postAndWait or perform, which run it on the loop"
+        switch state {
+        case .idle:
+            return
+                "the value belongs to loop '\(name)', which has not started running; withValue works only on its thread once run() has begun (in a post, timer or watcher of the loop); \(remedy)"
+        case .running, .stopping:
+            return
+                "the value belongs to loop '\(name)', which is running on another thread; withValue works only there (in a post, timer or watcher of the loop); \(remedy)"
+        case .stopped:
+            if owner == 0 {
+                return "loop '\(name)' was stopped before it ever ran: nothing may reach its value any more"
+            }
+            if owner == ThreadToken.current { return nil }
+            return
+                "loop '\(name)' has stopped; after its run() returned, only the thread that ran it may reach the value with withValue"
+        }
+    }
+
     /// True while the loop has not been run yet (nor stopped).
     var isIdle: Bool {
         stateLock.withLock { if case .idle = lifecycle { true } else { false } }
@@ -333,15 +362,28 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     ///
     /// `join` does not stop the loop: call ``stop()`` first, or from the
     /// loop's own work.
-    /// - Parameter timeout: how long to wait at most; `nil` waits as long as it takes.
+    ///
+    /// Called from another loop's thread, the wait is an edge of the same
+    /// wait-for graph as a blocking post: a cycle (this loop's thread is
+    /// blocked, directly or through a chain, posting to or joining the
+    /// caller's loop) throws ``EventLoopError/deadlock`` instead of hanging.
+    /// - Parameter timeout: how long to wait at most; `nil` waits as long as
+    ///   it takes; `.zero` or a negative duration only looks (it throws
+    ///   ``EventLoopError/timedOut`` unless the loop has already finished); a
+    ///   duration past the monotonic clock's range (about 292 years) is the
+    ///   same as `nil`.
     /// - Throws: ``EventLoopError/timedOut`` when the timeout passes first;
     ///   ``EventLoopError/deadlock`` when called on the loop's own thread
-    ///   (it would wait for itself); for an ``EventLoop/main`` that could not
-    ///   be made, the ``EventLoopError/system(call:errno:)`` error (it can never run).
+    ///   (it would wait for itself) or when the wait would close a cycle of
+    ///   loops; for an ``EventLoop/main`` that could not be made, the
+    ///   ``EventLoopError/system(call:errno:)`` error (it can never run).
     public func join(timeout: Duration? = nil) throws(EventLoopError) {
         _ = try core()
         if inLoop { throw .deadlock }
         let deadline = monotonicDeadline(after: timeout)
+        let caller = EventLoop.current
+        if let caller { try WaitForGraph.block(caller, on: self) }
+        defer { if let caller { WaitForGraph.unblock(caller) } }
         guard termination.wait(until: deadline) else { throw .timedOut }
     }
 
@@ -373,7 +415,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// longer takes jobs, the loop may still be running its final drain: the
     /// object is kept until `finishStopping` (or the loop's end), and let go
     /// at once only when the loop has stopped for good.
-    func retire(_ object: BoundStorage) {
+    func retire(_ object: any AnyObject & Sendable) {
         do {
             try enqueue(.work { _ = object }, policy: .admit)
         } catch {

@@ -17,6 +17,10 @@ public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible 
     case deadlock
     /// ``EventLoop/main`` can only be run by the process's main thread.
     case notOwnerThread
+    /// The main thread waited for ``EventLoop/main`` (``EventLoop/postAndWait(timeout:file:line:_:)``)
+    /// before calling its ``EventLoop/run()``: only the main thread can run
+    /// it, so the wait could never end. Nothing was posted.
+    case mainLoopNotRunning
     /// ``EventLoop/run()`` was called on a loop that is already running.
     case alreadyRunning
     /// The call needs ``EventLoop/current``, and the calling thread runs no loop.
@@ -37,6 +41,9 @@ public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible 
             return
                 "waiting would deadlock: the target loop is (directly or through a chain) blocked on the calling loop"
         case .notOwnerThread: return "EventLoop.main can only be run on the process's main thread"
+        case .mainLoopNotRunning:
+            return
+                "EventLoop.main has not started: the main thread waited for it before calling run(), and only the main thread can run it; call EventLoop.main.run() first, or post without waiting"
         case .alreadyRunning: return "the event loop is already running"
         case .noCurrentLoop: return "the calling thread is not running an event loop"
         case .full: return "the event loop's mailbox is full; the work was not accepted"

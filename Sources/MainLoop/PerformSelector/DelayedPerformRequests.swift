@@ -21,16 +21,18 @@ enum DelayedPerformRequests {
     }
 
     private static let lock = Lock()
-    // Guarded by `lock`. Keyed by the target's identity, which is stable while
-    // a request is registered: the invocation keeps the target alive.
+    // Guarded by `lock`. Keyed by the target's identity (for a `LoopBound`
+    // value, its storage's), which is stable while a request is registered:
+    // the invocation keeps the target (or the storage) alive.
     nonisolated(unsafe) private static var requests: [ObjectIdentifier: [Request]] = [:]
     nonisolated(unsafe) private static var nextID: UInt64 = 0
 
-    static func schedule(_ invocation: Invocation, on loop: EventLoop, after delay: Duration) throws -> Scheduled {
-        let key = ObjectIdentifier(invocation.target)
+    static func schedule(
+        _ invocation: some LoopInvocation, key: ObjectIdentifier, on loop: EventLoop, after delay: Duration
+    ) throws -> Scheduled {
         let request = lock.withLock { () -> Request in
             nextID += 1
-            let request = Request(id: nextID, selector: invocation.selector)
+            let request = Request(id: nextID, selector: invocation.call.selector)
             requests[key, default: []].append(request)
             return request
         }
@@ -60,8 +62,7 @@ enum DelayedPerformRequests {
         }
     }
 
-    static func cancel(target: AnyObject, selector: Selector?) {
-        let key = ObjectIdentifier(target)
+    static func cancel(key: ObjectIdentifier, selector: Selector?) {
         let withdrawn = lock.withLock { () -> [Scheduled?] in
             var matching: [Scheduled?] = []
             requests[key]?.removeAll { request in

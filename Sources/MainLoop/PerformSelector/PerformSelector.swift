@@ -1,10 +1,19 @@
-// PerformSelector.swift: the performSelector family on every Invocable. The
-// invocation is checked on the caller's thread, then delivered through the
-// post API (InvocationDelivery.swift): same order, room, timeout and stop
-// guarantees as a post.
+// PerformSelector.swift: the performSelector family on every Sendable
+// Invocable (a mutable single-threaded core has it through LoopBound,
+// LoopBoundPerformSelector.swift). The invocation is checked on the caller's
+// thread, then delivered through the post API (InvocationDelivery.swift):
+// same order, room, timeout and stop guarantees as a post.
 import Invocations
 
-extension Invocable {
+/// The performSelector family on an object that may be reached from any
+/// thread: `Sendable` (immutable, internally locked, or `@MainActor`). A
+/// mutable object that is not `Sendable` is handed to its loop with
+/// ``LoopBound``, which has the same family (``LoopBound/performSelector(_:waitUntilDone:withObjects:timeout:)``).
+///
+/// Arguments are `(any Sendable)?` and typed results `Sendable`: what
+/// travels between the caller's thread and the loop's cannot be shared with
+/// either side (the compiler names a type that is not `Sendable`).
+extension Invocable where Self: Sendable {
     /// Performs `selector` on the main thread (``EventLoop/main``) with
     /// `arguments`, like Objective-C's
     /// `performSelectorOnMainThread:waitUntilDone:withObjects:`.
@@ -12,9 +21,9 @@ extension Invocable {
     /// See ``performSelector(_:on:waitUntilDone:withObjects:timeout:)``.
     @discardableResult
     public func performSelector(
-        onMainThread selector: Selector, waitUntilDone wait: Bool, withObjects arguments: Any?...,
+        onMainThread selector: Selector, waitUntilDone wait: Bool, withObjects arguments: (any Sendable)?...,
         timeout: Duration? = nil
-    ) throws -> Any? {
+    ) throws -> (any Sendable)? {
         try perform(selector, on: .main, waitUntilDone: wait, arguments: arguments, timeout: timeout)
     }
 
@@ -51,9 +60,9 @@ extension Invocable {
     ///   ``EventLoop/postAndWait(timeout:file:line:_:)``.
     @discardableResult
     public func performSelector(
-        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, withObjects arguments: Any?...,
+        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, withObjects arguments: (any Sendable)?...,
         timeout: Duration? = nil
-    ) throws -> Any? {
+    ) throws -> (any Sendable)? {
         try perform(selector, on: loop, waitUntilDone: wait, arguments: arguments, timeout: timeout)
     }
 
@@ -61,9 +70,9 @@ extension Invocable {
     /// arguments in an array: for forwarding an argument list built at run time.
     @discardableResult
     public func performSelector(
-        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, withArguments arguments: [Any?],
+        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, withArguments arguments: [(any Sendable)?],
         timeout: Duration? = nil
-    ) throws -> Any? {
+    ) throws -> (any Sendable)? {
         try perform(selector, on: loop, waitUntilDone: wait, arguments: arguments, timeout: timeout)
     }
 
@@ -72,13 +81,15 @@ extension Invocable {
     /// call (as ``EventLoop/tryPost(file:line:_:)`` does).
     /// - Throws: ``InvocationError``; ``EventLoopError/full`` (nothing was
     ///   queued); ``EventLoopError/shutDown``.
-    public func tryPerformSelector(_ selector: Selector, on loop: EventLoop, withObjects arguments: Any?...) throws {
+    public func tryPerformSelector(
+        _ selector: Selector, on loop: EventLoop, withObjects arguments: (any Sendable)?...
+    ) throws {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
         _ = try loop.deliver(invocation, .post(.refuse))
     }
 
     /// As ``tryPerformSelector(_:on:withObjects:)``, on the main thread (``EventLoop/main``).
-    public func tryPerformSelector(onMainThread selector: Selector, withObjects arguments: Any?...) throws {
+    public func tryPerformSelector(onMainThread selector: Selector, withObjects arguments: (any Sendable)?...) throws {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
         _ = try EventLoop.main.deliver(invocation, .post(.refuse))
     }
@@ -94,18 +105,18 @@ extension Invocable {
     ///   the caller is not on a loop; ``EventLoopError/shutDown``.
     @discardableResult
     public func performSelector(
-        _ selector: Selector, afterDelay delay: Duration, withObjects arguments: Any?...
+        _ selector: Selector, afterDelay delay: Duration, withObjects arguments: (any Sendable)?...
     ) throws -> Scheduled {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
         guard let loop = EventLoop.current else { throw EventLoopError.noCurrentLoop }
-        return try loop.deliver(invocation, after: delay)
+        return try loop.deliver(invocation, key: ObjectIdentifier(self), after: delay)
     }
 
     /// Withdraws the delayed perform requests (``performSelector(_:afterDelay:withObjects:)``)
     /// for `target` that have not started yet, on every loop: all of them, or
     /// only those for `selector`.
     public static func cancelPreviousPerformRequests(withTarget target: Self, selector: Selector? = nil) {
-        DelayedPerformRequests.cancel(target: target, selector: selector)
+        DelayedPerformRequests.cancel(key: ObjectIdentifier(target), selector: selector)
     }
 
     /// Performs `selector` on the main thread (``EventLoop/main``), waits for
@@ -113,8 +124,9 @@ extension Invocable {
     /// `let total: Int = try counter.performSelector(onMainThread: "add:", withObjects: 5, returning: Int.self)`.
     ///
     /// See ``performSelector(_:on:withObjects:returning:timeout:)``.
-    public func performSelector<R>(
-        onMainThread selector: Selector, withObjects arguments: Any?..., returning: R.Type, timeout: Duration? = nil
+    public func performSelector<R: Sendable>(
+        onMainThread selector: Selector, withObjects arguments: (any Sendable)?..., returning: R.Type,
+        timeout: Duration? = nil
     ) throws -> R {
         try perform(selector, on: .main, arguments: arguments, returning: R.self, timeout: timeout)
     }
@@ -135,30 +147,34 @@ extension Invocable {
     /// - Throws: ``InvocationError`` (``InvocationError/returnTypeMismatch(_:expected:actual:)``
     ///   when the method does not return `R`); what the method throws; the
     ///   errors of ``EventLoop/postAndWait(timeout:file:line:_:)``.
-    public func performSelector<R>(
-        _ selector: Selector, on loop: EventLoop, withObjects arguments: Any?..., returning: R.Type,
+    public func performSelector<R: Sendable>(
+        _ selector: Selector, on loop: EventLoop, withObjects arguments: (any Sendable)?..., returning: R.Type,
         timeout: Duration? = nil
     ) throws -> R {
         try perform(selector, on: loop, arguments: arguments, returning: R.self, timeout: timeout)
     }
 
-    private func perform<R>(
-        _ selector: Selector, on loop: EventLoop, arguments: [Any?], returning: R.Type, timeout: Duration?
+    private func perform<R: Sendable>(
+        _ selector: Selector, on loop: EventLoop, arguments: [(any Sendable)?], returning: R.Type, timeout: Duration?
     ) throws -> R {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
         try invocation.checkReturnType(R.self)
-        let result = try loop.deliver(invocation, .wait(timeout: timeout))
-        // The signature says the method returns R; `nil` is what a Void method
-        // (or an Optional one that returned nil) answers.
-        if R.self == Void.self { return () as! R }
-        return result as! R
+        return typedResult(try loop.deliver(invocation, .wait(timeout: timeout)), as: R.self)
     }
 
     private func perform(
-        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, arguments: [Any?], timeout: Duration?
-    ) throws -> Any? {
+        _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, arguments: [(any Sendable)?],
+        timeout: Duration?
+    ) throws -> (any Sendable)? {
         let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
         if wait { return try loop.deliver(invocation, .wait(timeout: timeout)) }
         return try loop.deliver(invocation, .post(.wait(until: monotonicDeadline(after: timeout))))
     }
+}
+
+/// A waiting call's result as the type its signature was checked to return:
+/// `nil` is what a Void method (or an Optional one that returned nil) answers.
+func typedResult<R>(_ result: (any Sendable)?, as _: R.Type) -> R {
+    if R.self == Void.self { return () as! R }
+    return result as! R
 }

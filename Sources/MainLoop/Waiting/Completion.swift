@@ -5,7 +5,8 @@
 //            arm (async only)
 //   unarmed ─────────────────> pending ──start──> running ──finish──> finished
 //      │                          │
-//      └──> withdrawn <── withdraw┤
+//      ├──> withdrawn <── withdraw┤ (timeout of a blocked caller, cancellation)
+//      └──> expired   <── expire ─┤ (timeout of a suspended task)
 //                                 └──abandon──> abandoned
 //
 // The phase is one atomic word, and every move out of `pending` (or
@@ -50,6 +51,10 @@ final class Completion<T>: @unchecked Sendable {
         case finished
         /// The waiter gave up before the work started (timeout, cancellation): it never runs.
         case withdrawn
+        /// A suspended task's timeout passed before the work started: it
+        /// never runs, and the task gets `.timedOut` (a phase of its own, so
+        /// that `arm` knows which error to resume with).
+        case expired
         /// The loop will never run it (stopped): `outcome` holds the error.
         case abandoned
     }
@@ -143,13 +148,15 @@ final class Completion<T>: @unchecked Sendable {
     }
 
     /// Task: hands over the continuation. Returns false (having resumed it
-    /// with `CancellationError`) when the task was cancelled first.
+    /// with `CancellationError` or `.timedOut`) when the task was cancelled,
+    /// or its timeout passed, first.
     func arm(_ continuation: CheckedContinuation<T, any Error>) -> Bool {
         resumer = .continuation(continuation)
-        guard phase.compareExchange(expected: .unarmed, desired: .pending, ordering: .acquiringAndReleasing).exchanged
-        else {
+        let (exchanged, found) = phase.compareExchange(
+            expected: .unarmed, desired: .pending, ordering: .acquiringAndReleasing)
+        guard exchanged else {
             resumer = .unset
-            continuation.resume(throwing: CancellationError())
+            continuation.resume(throwing: found == .expired ? EventLoopError.timedOut : CancellationError())
             return false
         }
         return true
@@ -159,16 +166,25 @@ final class Completion<T>: @unchecked Sendable {
     /// the task with `CancellationError` if it was suspended on it (if not,
     /// `arm` does that when it finds the record withdrawn).
     func cancel() {
-        if phase.compareExchange(expected: .unarmed, desired: .withdrawn, ordering: .acquiringAndReleasing).exchanged {
+        giveUp(as: .withdrawn, CancellationError())
+    }
+
+    /// A suspended task's timeout: as `cancel`, resuming with `.timedOut`.
+    func expire() {
+        giveUp(as: .expired, EventLoopError.timedOut)
+    }
+
+    private func giveUp(as final: Phase, _ error: any Error) {
+        if phase.compareExchange(expected: .unarmed, desired: final, ordering: .acquiringAndReleasing).exchanged {
             work = nil
             return
         }
-        guard phase.compareExchange(expected: .pending, desired: .withdrawn, ordering: .acquiringAndReleasing).exchanged
+        guard phase.compareExchange(expected: .pending, desired: final, ordering: .acquiringAndReleasing).exchanged
         else { return }
         work = nil
         guard case .continuation(let continuation) = resumer else { return }
         resumer = .unset
-        continuation.resume(throwing: CancellationError())
+        continuation.resume(throwing: error)
     }
 }
 
