@@ -38,6 +38,7 @@ test-fast:
 	@if grep "warning:" .build/build.log; then echo "the build has warnings (see above)"; exit 1; fi
 	bash tools/check-readme.sh
 	$(BOUND) 600 bash tools/check-doc-listings.sh
+	$(BOUND) 600 bash tools/check-isolation.sh
 	$(MAKE) --no-print-directory lint
 	$(BOUND) 600 $(SWIFT) test || { echo "test-fast: swift test failed or took over 10 minutes"; exit 1; }
 

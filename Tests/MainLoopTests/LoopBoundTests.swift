@@ -125,7 +125,22 @@ final class Tracked {
         }
     }
 
-    @Test func withValueOffTheLoopTrapsNamingTheLoop() async {
+    // Each state has its own cause and remedy: before the loop runs, while
+    // it runs on another thread, and after it stopped (only the thread that
+    // ran it may reach the value then).
+    @Test func withValueOffTheLoopTrapsNamingTheCauseBeforeRun() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let loop = try EventLoop(name: "owner")
+            let db = LoopBound(Database(), on: loop)
+            db.withValue { $0.insert() }
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            text.contains("LoopBound<Database>: the value belongs to loop 'owner', which has not started running"),
+            "\(text)")
+    }
+
+    @Test func withValueOffTheLoopTrapsNamingTheCauseWhileRunning() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let loop = try EventLoop.spawn(name: "owner")
             let db = LoopBound(Database(), on: loop)
@@ -134,8 +149,75 @@ final class Tracked {
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(
             text.contains(
-                "LoopBound<Database>: the value belongs to loop 'owner', but withValue was called on another thread"),
-            "\(text)")
+                "LoopBound<Database>: the value belongs to loop 'owner', which is running on another thread; withValue works only there"
+            ), "\(text)")
+        #expect(text.contains("use post, postAndWait or perform"), "\(text)")
+    }
+
+    @Test func withValueOffTheLoopTrapsNamingTheCauseAfterRunReturned() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let loop = try EventLoop.spawn(name: "owner")
+            let db = LoopBound(Database(), on: loop)
+            loop.stop()
+            try loop.join(timeout: .seconds(20))
+            db.withValue { $0.insert() }
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            text.contains(
+                "LoopBound<Database>: loop 'owner' has stopped; after its run() returned, only the thread that ran it may reach the value"
+            ), "\(text)")
+    }
+
+    @Test func theValueIsReachableOnTheThreadThatRanTheLoopOnceRunReturned() throws {
+        let loop = try EventLoop(name: "after-run")
+        let db = LoopBound(Database(), on: loop)
+        for _ in 0..<10 { try db.post { $0.insert() } }
+        try loop.post { loop.stop() }
+        let seen = Locked<Int?>(nil)
+        let runner = TestThread {
+            try? loop.run()
+            // The final drain is over: this thread, and only it, may look.
+            seen.set(db.withValue { $0.rows })
+        }
+        runner.join("the loop's run and the look after it")
+        #expect(seen.current == 10)
+    }
+
+    @Test func aThrowingPostHandsItsErrorToTheLoopsErrorHandler() throws {
+        struct Refusal: Error {}
+        try withSpawnedLoop("db-throwing") { loop in
+            let reports = Locked<[String]>([])
+            loop.errorHandler = { report in reports.withValue { $0.append("\(report.label) \(report.error)") } }
+            let db = LoopBound(Database(), on: loop)
+            let line = #line + 1
+            try db.post { database in
+                database.insert()
+                if database.rows == 1 { throw Refusal() }
+            }
+            try db.post { $0.insert() }  // the non-throwing overload, after it
+            #expect(try db.postAndWait { $0.rows } == 2)
+            #expect(reports.current == ["MainLoopTests/LoopBoundTests.swift:\(line) Refusal()"])
+        }
+    }
+
+    @Test func performTakesItsCallSiteAndATimeout() async throws {
+        try await withSpawnedLoopAsync("db-perform") { loop in
+            let reports = Locked<[String]>([])
+            try loop.onSlowJob(threshold: .milliseconds(5)) { report in reports.withValue { $0.append(report.label) } }
+            let db = LoopBound(Database(), on: loop)
+            let line = #line + 1
+            let rows = try await db.perform(timeout: .seconds(20)) { database -> Int in
+                let clock = ContinuousClock()
+                let until = clock.now + .milliseconds(20)
+                while clock.now < until {}  // a slow job, named by its call site
+                return database.rows
+            }
+            #expect(rows == 0)
+            try loop.postAndWait {}
+            // Only the slow job is named so (another, preempted, may be reported too).
+            #expect(reports.current.filter { $0 == "MainLoopTests/LoopBoundTests.swift:\(line)" }.count == 1)
+        }
     }
 }
 
