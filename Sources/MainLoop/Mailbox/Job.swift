@@ -15,14 +15,6 @@ protocol MailboxRecord: AnyObject, Sendable {
 
 extension Completion: MailboxRecord {}
 
-/// A `LoopBound` post, seen by the loop without its value's type (see
-/// `BoundPost`).
-@usableFromInline
-protocol BoundJob {
-    /// Loop thread: calls the body with the value.
-    func run()
-}
-
 /// What travels through the mailbox. An enum, not a protocol existential, so
 /// a plain post stores its closure inline with no allocation of its own.
 @usableFromInline
@@ -31,10 +23,13 @@ enum Job {
     case work(@Sendable () -> Void)
     /// A record: a post somebody waits on, or a client's own job object.
     case record(any MailboxRecord)
-    /// A `LoopBound` post: its body and the value's address (`BoundPost`),
-    /// stored inline in the existential's buffer: no allocation, and the
-    /// body is called with its own type, not a reinterpreted one.
-    case bound(any BoundJob)
+    /// A `LoopBound` post: its body's two words (see `BoundBody`) and the
+    /// storage. The body is not wrapped in a closure that captures the
+    /// storage, which would cost an allocation per post. The storage is
+    /// unretained (see `LoopBound.storage`), and comes last: the enum keeps
+    /// its case tag in that reference's spare bits, which holds a job to 24
+    /// bytes.
+    case bound(BoundBody, Unmanaged<BoundStorage>)
     /// A Swift concurrency job for one of the loop's executors. The
     /// executor is unretained: the loop keeps its executors, and a job only
     /// runs on its own loop, which is alive then.
@@ -49,7 +44,7 @@ enum Job {
         switch self {
         case .work(let body): body()
         case .record(let record): record.run()
-        case .bound(let post): post.run()
+        case .bound(let body, let storage): storage.takeUnretainedValue().run(body)
         case .executorJob(let job, let executor):
             // On the serial executor's identity, also for jobs that came
             // through task-executor preference: the task keeps its preference
