@@ -13,7 +13,7 @@
 // `exchange` (is a batch with the core) and `ending` (how it ends).
 //
 // With `--io-threads 0` the connection lives on the core loop, and a batch
-// runs in place (Core.executeHere): its replies arrive before `submit`
+// runs in place (CoreHop.executeHere): its replies arrive before `submit`
 // returns. `processInput` then loops instead of recursing, so a client with
 // many batches buffered costs no stack depth; the same states hold.
 //

@@ -1,12 +1,12 @@
-// Core.swift: the one hop between the I/O loops and the core. A worker
+// CoreHop.swift: the one hop between the I/O loops and the core. A worker
 // submits the batches of one loop turn; the core executes them against the
 // dispatcher (which it owns, as a LoopBound: no lock, no `@unchecked`), and
 // posts their replies back to the worker's loop in one post. With I/O on
 // the core loop itself, `executeHere` runs a batch in place.
 import MainLoop
 
-/// The core loop and the dispatcher that lives on it.
-public struct Core: Sendable {
+/// The hop to the core loop, and the dispatcher that lives on it.
+public struct CoreHop: Sendable {
     /// The loop that owns the dispatcher and its keyspace.
     public let loop: EventLoop
     /// The dispatcher, reachable from any thread only through its loop.

@@ -1,6 +1,6 @@
 // Server.swift: kvd's wiring: the core that owns the keyspace, the I/O
 // worker loops, the listening sockets, active expiry and graceful shutdown.
-// The command line is ServerOptions.swift; the hop to the core is Core.swift.
+// The command line is ServerOptions.swift; the hop to the core is CoreHop.swift.
 import Glibc
 import MainLoop
 import Synchronization
@@ -14,10 +14,10 @@ public final class Server: @unchecked Sendable {
     // counters are atomic; the keyspace is reached through `hop` only.
     /// What the server was started with.
     public let options: ServerOptions
-    /// The loop that owns the keyspace.
-    public let core: EventLoop
-    /// The core's dispatcher, and the hop that gets batches to it.
-    let hop: Core
+    /// The core loop: the one that owns the keyspace.
+    public let coreLoop: EventLoop
+    /// The hop that gets batches to the core loop's dispatcher.
+    let hop: CoreHop
     private var workers: [Worker] = []
     /// The port actually bound (differs from options.port when that is 0).
     public private(set) var port = 0
@@ -31,12 +31,12 @@ public final class Server: @unchecked Sendable {
     private let lastClientID = Atomic<Int>(0)
     private var onShutdownComplete: (@Sendable () -> Void)?
 
-    /// A server whose keyspace lives on `core` (EventLoop.main in kvd).
-    public init(options: ServerOptions, core: EventLoop) {
+    /// A server whose keyspace lives on the loop `core` (EventLoop.main in kvd).
+    public init(options: ServerOptions, core coreLoop: EventLoop) {
         self.options = options
-        self.core = core
+        self.coreLoop = coreLoop
         let facts = ServerFacts()
-        self.hop = Core(on: core, password: options.requirePassword) { facts.server?.infoSections() ?? [] }
+        self.hop = CoreHop(on: coreLoop, password: options.requirePassword) { facts.server?.infoSections() ?? [] }
         facts.server = self
     }
 
@@ -71,7 +71,7 @@ public final class Server: @unchecked Sendable {
                 }
                 chosenPort = Int(UInt16(bigEndian: bound.sin_port))
             }
-            if worker.servesOnCore && EventLoop.isMainThread && core === EventLoop.main {
+            if worker.servesOnCore && EventLoop.isMainThread && coreLoop === EventLoop.main {
                 try worker.listen(on: fd)  // kvd starts the main loop after this returns
             } else {
                 try worker.loop.postAndWait { try worker.listen(on: fd) }
@@ -85,13 +85,13 @@ public final class Server: @unchecked Sendable {
             let threshold = Duration.microseconds(options.slowlogSlowerThan)
             let maxLength = options.slowlogMaxLength
             try dispatcher.post { $0.configureSlowlog(threshold: threshold, maxLength: maxLength) }
-            try core.onSlowJob(threshold: threshold) { report in
+            try coreLoop.onSlowJob(threshold: threshold) { report in
                 dispatcher.withValue { $0.recordSlowJob(report) }
             }
         } else {
             try dispatcher.post { $0.configureSlowlog(threshold: nil, maxLength: 0) }
         }
-        let core = self.core
+        let core = self.coreLoop
         try dispatcher.post { Server.scheduleExpiry($0, through: dispatcher, on: core) }
     }
 
@@ -227,7 +227,7 @@ public final class Server: @unchecked Sendable {
         guard finishedWorkers.add(1, ordering: .acquiringAndReleasing).newValue == workers.count,
             let completion = onShutdownComplete
         else { return }
-        do { try core.post(completion) } catch { completion() }
+        do { try coreLoop.post(completion) } catch { completion() }
     }
 
     /// Stops the worker loops (after `shutdown`, or to abandon them) and
@@ -248,7 +248,7 @@ public final class Server: @unchecked Sendable {
     public func statsLine() -> String {
         let (commands, keys) = (hop.counters.commandsProcessed, hop.counters.keyCount)
         var line =
-            "kvd clients=\(connectedClients) connections_total=\(totalConnections.load(ordering: .relaxed)) commands=\(commands) keys=\(keys) core[\(core.stats)]"
+            "kvd clients=\(connectedClients) connections_total=\(totalConnections.load(ordering: .relaxed)) commands=\(commands) keys=\(keys) core[\(coreLoop.stats)]"
         for worker in workers where !worker.servesOnCore { line += " \(worker.loop.name)[\(worker.loop.stats)]" }
         return line
     }
@@ -259,14 +259,14 @@ public final class Server: @unchecked Sendable {
         let total = totalConnections.load(ordering: .relaxed)
         let rejected = rejectedConnections.load(ordering: .relaxed)
         let uptime = (monotonicMilliseconds() - startedAt) / 1000
-        var loops = ["loop_core:\(core.stats.description.replacingSpaces())"]
+        var loops = ["loop_core:\(coreLoop.stats.description.replacingSpaces())"]
         for worker in workers where !worker.servesOnCore {
             loops.append("loop_\(worker.loop.name):\(worker.loop.stats.description.replacingSpaces())")
         }
         // Each loop's queue delay and run time (sampled: see EventLoopStats).
         var latencyLines: [String] = []
         let ioLoops = workers.filter { !$0.servesOnCore }.map { ($0.loop.name, $0.loop) }
-        for (name, loop) in [("core", core)] + ioLoops {
+        for (name, loop) in [("core", coreLoop)] + ioLoops {
             let stats = loop.stats
             func micros(_ duration: Duration) -> String {
                 let (seconds, attoseconds) = duration.components

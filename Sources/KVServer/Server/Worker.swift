@@ -33,7 +33,7 @@ final class Worker: @unchecked Sendable {
 
     /// The one worker of `--io-threads 0`, on the core loop.
     init(onCoreOf server: Server) {
-        self.loop = server.core
+        self.loop = server.coreLoop
         self.servesOnCore = true
         self.server = server
     }
