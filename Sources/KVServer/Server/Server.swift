@@ -231,13 +231,16 @@ public final class Server: @unchecked Sendable {
     }
 
     /// Stops the worker loops (after `shutdown`, or to abandon them) and
-    /// waits, at most about a second, until each has finished its final drain.
+    /// waits, at most about a second in all, until each has finished its
+    /// final drain and its thread has ended.
     public func stopWorkers() {
         let ioLoops = workers.filter { !$0.servesOnCore }.map(\.loop)
         for loop in ioLoops { loop.stop() }
-        for _ in 0..<1_000 where !ioLoops.allSatisfy({ $0.hasStopped }) {
-            var nap = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-            nanosleep(&nap, nil)
+        // One budget for all of them: a worker stuck in a job must not hold
+        // kvd's exit for a second per worker.
+        let deadline = ContinuousClock.now + .seconds(1)
+        for loop in ioLoops {
+            try? loop.join(timeout: max(deadline - ContinuousClock.now, .zero))
         }
     }
 
