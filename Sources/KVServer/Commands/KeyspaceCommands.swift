@@ -313,7 +313,7 @@ private func keys(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 /// The settings CONFIG GET answers (what redis-benchmark and redis-cli ask for).
 private let configParameters: [(String, String)] = [
-    ("appendonly", "no"), ("databases", String(Dispatcher.databaseCount)), ("save", ""), ("maxmemory", "0"),
+    ("appendonly", "no"), ("databases", String(Databases.selectable)), ("save", ""), ("maxmemory", "0"),
 ]
 
 private func config(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {

@@ -21,7 +21,7 @@ public struct CoreHop: Sendable {
     ) {
         self.loop = loop
         let dispatcher = Dispatcher(password: password, serverInfo: serverInfo)
-        self.counters = dispatcher.counters
+        self.counters = dispatcher.stats.counters
         self.dispatcher = LoopBound(dispatcher, on: loop)
     }
 
@@ -52,6 +52,19 @@ public struct CoreHop: Sendable {
         _ batch: RequestBatch, from client: Int, replyBuffer: inout [UInt8]
     ) -> (Replies, rest: RequestBatch?) {
         dispatcher.withValue { $0.execute(batch, client: client, replyBuffer: &replyBuffer) }
+    }
+
+    /// Any thread: starts active expiry over the dispatcher's databases, on
+    /// the core loop (see ActiveExpiry).
+    /// - Throws: ``EventLoopError/shutDown`` when the core has stopped.
+    public func startActiveExpiry() throws {
+        let dispatcher = self.dispatcher
+        try dispatcher.post { ActiveExpiry.start($0.databases, through: dispatcher) { $0.databases } }
+    }
+
+    /// Any thread: no more active expiry ticks (graceful shutdown).
+    public func stopActiveExpiry() {
+        try? dispatcher.post { $0.databases.activeExpiry.stop() }
     }
 
     /// Any thread: a connection was accepted. Posted before its first

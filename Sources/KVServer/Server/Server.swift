@@ -1,5 +1,6 @@
 // Server.swift: kvd's wiring: the core that owns the keyspace, the I/O
-// worker loops, the listening sockets, active expiry and graceful shutdown.
+// worker loops, the listening sockets, starting active expiry
+// (Storage/ActiveExpiry.swift) and graceful shutdown.
 // The command line is ServerOptions.swift; the hop to the core is CoreHop.swift.
 import Glibc
 import MainLoop
@@ -80,59 +81,18 @@ public final class Server: @unchecked Sendable {
         port = chosenPort
         let dispatcher = hop.dispatcher
         // SLOWLOG: the core reports its slow jobs by name, and the
-        // dispatcher logs them with the slowest command they ran.
+        // dispatcher's statistics log them with the slowest command they ran.
         if options.slowlogSlowerThan >= 0 {
             let threshold = Duration.microseconds(options.slowlogSlowerThan)
             let maxLength = options.slowlogMaxLength
-            try dispatcher.post { $0.configureSlowlog(threshold: threshold, maxLength: maxLength) }
+            try dispatcher.post { $0.stats.slowlog.configure(threshold: threshold, maxLength: maxLength) }
             try coreLoop.onSlowJob(threshold: threshold) { report in
-                dispatcher.withValue { $0.recordSlowJob(report) }
+                dispatcher.withValue { $0.stats.slowlog.record(report) }
             }
         } else {
-            try dispatcher.post { $0.configureSlowlog(threshold: nil, maxLength: 0) }
+            try dispatcher.post { $0.stats.slowlog.configure(threshold: nil, maxLength: 0) }
         }
-        let core = self.coreLoop
-        try dispatcher.post { Server.scheduleExpiry($0, through: dispatcher, on: core) }
-    }
-
-    /// Core loop: the next expiry tick. Every 10 ms while some key has an
-    /// expiry (Redis runs a fast cycle before every sleep, at most every
-    /// 2 ms), so keys with short TTLs leave within 10 ms of their deadline,
-    /// and a tick with nothing due compares one deadline per database.
-    /// Every 100 ms while none has (Redis's `hz 10`), so an idle kvd wakes
-    /// 10 times a second, not 100; a first TTL then waits at most 100 ms
-    /// for its first tick. A chain of one-shot timers, so that the period
-    /// follows the keyspace.
-    private static func scheduleExpiry(
-        _ dispatcher: Dispatcher, through handle: LoopBound<Dispatcher>, on core: EventLoop
-    ) {
-        guard !dispatcher.expiryStopped else { return }
-        let period = Duration.milliseconds(dispatcher.hasKeysWithExpiry ? 10 : 100)
-        dispatcher.expiryTick = try? core.schedule(after: period) {
-            handle.withValue { dispatcher in
-                Server.expire(dispatcher, through: handle)
-                Server.scheduleExpiry(dispatcher, through: handle, on: core)
-            }
-        }
-    }
-
-    /// Core loop: one slice of active expiry (at most 2 ms). While expired
-    /// keys keep turning up, the next slice is posted to the core, so it runs
-    /// after the I/O and timers that are due: an expiry storm takes the
-    /// core's spare time, never a stall. A tick does not start a second
-    /// chain while one runs.
-    private static func expire(_ dispatcher: Dispatcher, through handle: LoopBound<Dispatcher>) {
-        guard !dispatcher.expiryContinues else { return }
-        guard dispatcher.expireCycle() else { return }
-        dispatcher.expiryContinues = true
-        do {
-            try handle.post { dispatcher in
-                dispatcher.expiryContinues = false
-                Server.expire(dispatcher, through: handle)
-            }
-        } catch {
-            dispatcher.expiryContinues = false  // the core is stopping
-        }
+        try hop.startActiveExpiry()
     }
 
     private static func listeningSocket(_ address: inout sockaddr_in, sharingPort: Bool = true) throws -> Int32 {
@@ -210,10 +170,7 @@ public final class Server: @unchecked Sendable {
     /// the core loop). Call once.
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         onShutdownComplete = completion
-        try? hop.dispatcher.post { dispatcher in
-            dispatcher.expiryStopped = true
-            dispatcher.expiryTick?.cancel()
-        }
+        hop.stopActiveExpiry()
         for worker in workers {
             do {
                 try worker.loop.post { worker.beginShutdown() }

@@ -1,7 +1,7 @@
 // Keyspace.swift: the store: byte-string keys and values with expiry, and
 // the invariants that go with them. Owned by one loop (EventLoop.main in
-// kvd, through the Dispatcher); no lock anywhere: every method runs on that
-// loop's thread. Command handlers go through these methods only.
+// kvd, as one of the dispatcher's Databases); no lock anywhere: every
+// method runs on that loop's thread. Command handlers go through these methods only.
 //
 // Invariants:
 // - A key whose deadline has passed is never returned: `lookup` deletes it
