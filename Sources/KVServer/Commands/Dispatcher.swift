@@ -22,7 +22,7 @@ public final class Dispatcher {
     /// Every command, once, in table order (`Command.id` is the position).
     static let rows: [Command] = {
         var rows =
-            keyspaceCommands + infoCommands + introspectionCommands + stringCommands + keyCommands
+            keyspaceCommands + configCommands + infoCommands + introspectionCommands + stringCommands + keyCommands
             + sessionCommands + transactionCommands + observabilityCommands
         for index in rows.indices { rows[index].id = index }
         return rows
