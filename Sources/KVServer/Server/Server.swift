@@ -20,15 +20,18 @@ public final class Server: @unchecked Sendable {
     /// The hop that gets batches to the core loop's dispatcher.
     let hop: CoreHop
     private var workers: [Worker] = []
+    /// The loops of the workers that have one of their own (none with
+    /// `--io-threads 0`).
+    var ioLoops: [EventLoop] { workers.filter { !$0.servesOnCore }.map(\.loop) }
     /// The port actually bound (differs from options.port when that is 0).
     public private(set) var port = 0
-    private let startedAt = monotonicMilliseconds()
+    let startedAt = monotonicMilliseconds()
 
     private let clients = Atomic<Int>(0)
-    private let totalConnections = Atomic<Int>(0)
-    private let rejectedConnections = Atomic<Int>(0)
+    let totalConnections = Atomic<Int>(0)
+    let rejectedConnections = Atomic<Int>(0)
     private let finishedWorkers = Atomic<Int>(0)
-    private let outputLimitDisconnections = Atomic<Int>(0)
+    let outputLimitDisconnections = Atomic<Int>(0)
     private let lastClientID = Atomic<Int>(0)
     private var onShutdownComplete: (@Sendable () -> Void)?
 
@@ -191,7 +194,7 @@ public final class Server: @unchecked Sendable {
     /// waits, at most about a second in all, until each has finished its
     /// final drain and its thread has ended.
     public func stopWorkers() {
-        let ioLoops = workers.filter { !$0.servesOnCore }.map(\.loop)
+        let ioLoops = self.ioLoops
         for loop in ioLoops { loop.stop() }
         // One budget for all of them: a worker stuck in a job must not hold
         // kvd's exit for a second per worker.
@@ -200,69 +203,6 @@ public final class Server: @unchecked Sendable {
             try? loop.join(timeout: max(deadline - ContinuousClock.now, .zero))
         }
     }
-
-    // MARK: - Stats
-
-    /// One line: clients, commands and every loop's counters. Any thread
-    /// (the figures are those published after the core's last batch).
-    public func statsLine() -> String {
-        let (commands, keys) = (hop.counters.commandsProcessed, hop.counters.keyCount)
-        var line =
-            "kvd clients=\(connectedClients) connections_total=\(totalConnections.load(ordering: .relaxed)) commands=\(commands) keys=\(keys) core[\(coreLoop.stats)]"
-        for worker in workers where !worker.servesOnCore { line += " \(worker.loop.name)[\(worker.loop.stats)]" }
-        return line
-    }
-
-    /// Core loop: INFO's sections about the server (the dispatcher adds its own).
-    fileprivate func infoSections() -> [(section: String, lines: [String])] {
-        let clients = connectedClients
-        let total = totalConnections.load(ordering: .relaxed)
-        let rejected = rejectedConnections.load(ordering: .relaxed)
-        let uptime = (monotonicMilliseconds() - startedAt) / 1000
-        var loops = ["loop_core:\(coreLoop.stats.description.replacingSpaces())"]
-        for worker in workers where !worker.servesOnCore {
-            loops.append("loop_\(worker.loop.name):\(worker.loop.stats.description.replacingSpaces())")
-        }
-        // Each loop's queue delay and run time (sampled: see EventLoopStats).
-        var latencyLines: [String] = []
-        let ioLoops = workers.filter { !$0.servesOnCore }.map { ($0.loop.name, $0.loop) }
-        for (name, loop) in [("core", coreLoop)] + ioLoops {
-            let stats = loop.stats
-            func micros(_ duration: Duration) -> String {
-                let (seconds, attoseconds) = duration.components
-                let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-                return "\(nanoseconds / 1000).\(String(nanoseconds % 1000 / 100))"
-            }
-            latencyLines.append(
-                "loop_\(name):queue_delay_p50_usec=\(micros(stats.queueDelay.p50)),queue_delay_p99_usec=\(micros(stats.queueDelay.p99)),queue_delay_p999_usec=\(micros(stats.queueDelay.p999)),queue_delay_samples=\(stats.queueDelay.count),run_time_p50_usec=\(micros(stats.runTime.p50)),run_time_p99_usec=\(micros(stats.runTime.p99)),run_time_p999_usec=\(micros(stats.runTime.p999)),run_time_samples=\(stats.runTime.count)"
-            )
-        }
-        return [
-            (
-                "Server",
-                [
-                    "redis_version:7.0.15", "kvd_version:1.0.0", "redis_mode:standalone", "process_id:\(getpid())",
-                    "tcp_port:\(port)", "uptime_in_seconds:\(uptime)", "uptime_in_days:\(uptime / 86400)",
-                    "io_threads:\(options.ioThreads)",
-                ]
-            ),
-            ("Clients", ["connected_clients:\(clients)", "maxclients:\(options.maxClients)"]),
-            (
-                "Stats",
-                [
-                    "total_connections_received:\(total)", "rejected_connections:\(rejected)",
-                    "client_output_buffer_limit_disconnections:\(outputLimitDisconnections.load(ordering: .relaxed))",
-                ]
-            ),
-            ("MainLoop", loops),
-            ("Loops", latencyLines),
-        ]
-    }
-}
-
-private extension String {
-    /// `a=1 b=2` -> `a=1,b=2`: one INFO field per line.
-    func replacingSpaces() -> String { split(separator: " ").joined(separator: ",") }
 }
 
 /// The server as INFO's source, handed to the dispatcher before the server
