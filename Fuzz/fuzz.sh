@@ -13,7 +13,7 @@ build() { local name=$1; shift
     | grep -v "Cannot export local symbol" || true
   [ -x "$OUT/$name" ] || { echo "fuzz: building $name failed"; exit 1; }
 }
-build resp-parser Fuzz/RESPParserFuzz.swift Sources/KVServer/RESPParser.swift Sources/KVServer/RequestBatch.swift Sources/KVServer/Glob.swift
+build resp-parser Fuzz/RESPParserFuzz.swift Sources/KVServer/Protocol/RESPParser.swift Sources/KVServer/Protocol/RequestBatch.swift Sources/KVServer/Commands/Glob.swift
 build invocation Fuzz/InvocationFuzz.swift Sources/Invocations/*.swift
 status=0
 for target in resp-parser invocation; do

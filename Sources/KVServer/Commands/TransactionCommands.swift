@@ -24,7 +24,7 @@ let transactionCommands: [Command] = [
     Command("watch", arity: -2, keys: .all, flags: .transactionControl) { dispatcher, session, r, out in
         guard session.transaction == nil else { return out.error("ERR WATCH inside MULTI is not allowed") }
         let db = dispatcher.databases[session.database]
-        let now = dispatcher.clock.now
+        let now = dispatcher.databases.clock.now
         for key in r.dropFirst()
         where !session.watched.contains(where: { $0.database == session.database && $0.key == key }) {
             _ = db.lookup(key, now: now)  // a key already expired is gone before the watch starts
@@ -50,7 +50,7 @@ extension Dispatcher {
     fileprivate func exec(_ session: ClientSession, _ out: inout ReplyWriter) {
         guard let transaction = session.transaction else { return out.error("ERR EXEC without MULTI") }
         session.transaction = nil
-        let now = clock.now
+        let now = databases.clock.now
         // A watched key that was live at WATCH and has expired since (but
         // was not deleted yet) counts as changed, as in Redis 7.0.
         let expired = session.watched.contains { databases[$0.database].hasExpired($0.key, now: now) }

@@ -1,10 +1,9 @@
-// Commands.swift: the core commands that work on one database (and CONFIG,
-// which answers from constants); StringCommands.swift and KeyCommands.swift
-// hold the rest of Redis 7.0's string and keyspace commands: their rows for the Dispatcher's table, their
-// handlers and the argument rules they share. Each row is data: name, arity
-// (Redis's convention: N exactly, -N at least N, the name included), where
-// its keys are, and its handler. Adding a command touches one row and one
-// function.
+// KeyspaceCommands.swift: the first commands that work on one database
+// (PING, ECHO, GET, SET, the counters, MGET/MSET, EXPIRE and TTL in their
+// forms, PERSIST, KEYS, DBSIZE); StringCommands.swift and KeyCommands.swift
+// hold the rest of Redis 7.0's string and keyspace commands: their rows for
+// the Dispatcher's table, their handlers and the argument rules they share
+// (a row is data: see Command.swift).
 import Glibc
 
 /// The rows of the keyspace commands.
@@ -47,7 +46,6 @@ let keyspaceCommands: [Command] = [
     Command("persist", arity: 2, keys: .one, persist),
     Command("keys", arity: 2, keys: .none, keys),
     Command("dbsize", arity: 1, keys: .none) { ks, _, out in out.integer(ks.count) },
-    Command("config", arity: -2, keys: .none, config),
 ]
 
 // MARK: - Argument parsing with Redis's rules and wording
@@ -309,28 +307,4 @@ private func keys(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let matches = ks.keys(now: now) { everything || globMatch(pattern, $0) }
     out.arrayHeader(matches.count)
     for key in matches { out.bulk(key) }
-}
-
-/// The settings CONFIG GET answers (what redis-benchmark and redis-cli ask for).
-private let configParameters: [(String, String)] = [
-    ("appendonly", "no"), ("databases", String(Dispatcher.databaseCount)), ("save", ""), ("maxmemory", "0"),
-]
-
-private func config(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard equalsIgnoringCase(r[1], "get") else {
-        return out.error(bytes: Array("ERR unknown subcommand '".utf8) + r[1] + Array("'. Try CONFIG HELP.".utf8))
-    }
-    guard r.count >= 3 else { return out.error("ERR wrong number of arguments for 'config|get' command") }
-    var found: [(String, String)] = []
-    for pattern in r.dropFirst(2) {
-        for (name, value) in configParameters
-        where globMatch(lowercased(pattern), Array(name.utf8)) && !found.contains(where: { $0.0 == name }) {
-            found.append((name, value))
-        }
-    }
-    out.mapHeader(found.count)
-    for (name, value) in found {
-        out.bulk(name)
-        out.bulk(value)
-    }
 }

@@ -1,6 +1,7 @@
 // Server.swift: kvd's wiring: the core that owns the keyspace, the I/O
-// worker loops, the listening sockets, active expiry and graceful shutdown.
-// The command line is ServerOptions.swift; the hop to the core is Core.swift.
+// worker loops, the listening sockets, starting active expiry
+// (Storage/ActiveExpiry.swift) and graceful shutdown.
+// The command line is ServerOptions.swift; the hop to the core is CoreHop.swift.
 import Glibc
 import MainLoop
 import Synchronization
@@ -14,29 +15,32 @@ public final class Server: @unchecked Sendable {
     // counters are atomic; the keyspace is reached through `hop` only.
     /// What the server was started with.
     public let options: ServerOptions
-    /// The loop that owns the keyspace.
-    public let core: EventLoop
-    /// The core's dispatcher, and the hop that gets batches to it.
-    let hop: Core
+    /// The core loop: the one that owns the keyspace.
+    public let coreLoop: EventLoop
+    /// The hop that gets batches to the core loop's dispatcher.
+    let hop: CoreHop
     private var workers: [Worker] = []
+    /// The loops of the workers that have one of their own (none with
+    /// `--io-threads 0`).
+    var ioLoops: [EventLoop] { workers.filter { !$0.servesOnCore }.map(\.loop) }
     /// The port actually bound (differs from options.port when that is 0).
     public private(set) var port = 0
-    private let startedAt = monotonicMilliseconds()
+    let startedAt = monotonicMilliseconds()
 
     private let clients = Atomic<Int>(0)
-    private let totalConnections = Atomic<Int>(0)
-    private let rejectedConnections = Atomic<Int>(0)
+    let totalConnections = Atomic<Int>(0)
+    let rejectedConnections = Atomic<Int>(0)
     private let finishedWorkers = Atomic<Int>(0)
-    private let outputLimitDisconnections = Atomic<Int>(0)
+    let outputLimitDisconnections = Atomic<Int>(0)
     private let lastClientID = Atomic<Int>(0)
     private var onShutdownComplete: (@Sendable () -> Void)?
 
-    /// A server whose keyspace lives on `core` (EventLoop.main in kvd).
-    public init(options: ServerOptions, core: EventLoop) {
+    /// A server whose keyspace lives on the loop `core` (EventLoop.main in kvd).
+    public init(options: ServerOptions, core coreLoop: EventLoop) {
         self.options = options
-        self.core = core
+        self.coreLoop = coreLoop
         let facts = ServerFacts()
-        self.hop = Core(on: core, password: options.requirePassword) { facts.server?.infoSections() ?? [] }
+        self.hop = CoreHop(on: coreLoop, password: options.requirePassword) { facts.server?.infoSections() ?? [] }
         facts.server = self
     }
 
@@ -71,7 +75,7 @@ public final class Server: @unchecked Sendable {
                 }
                 chosenPort = Int(UInt16(bigEndian: bound.sin_port))
             }
-            if worker.servesOnCore && EventLoop.isMainThread && core === EventLoop.main {
+            if worker.servesOnCore && EventLoop.isMainThread && coreLoop === EventLoop.main {
                 try worker.listen(on: fd)  // kvd starts the main loop after this returns
             } else {
                 try worker.loop.postAndWait { try worker.listen(on: fd) }
@@ -80,59 +84,18 @@ public final class Server: @unchecked Sendable {
         port = chosenPort
         let dispatcher = hop.dispatcher
         // SLOWLOG: the core reports its slow jobs by name, and the
-        // dispatcher logs them with the slowest command they ran.
+        // dispatcher's statistics log them with the slowest command they ran.
         if options.slowlogSlowerThan >= 0 {
             let threshold = Duration.microseconds(options.slowlogSlowerThan)
             let maxLength = options.slowlogMaxLength
-            try dispatcher.post { $0.configureSlowlog(threshold: threshold, maxLength: maxLength) }
-            try core.onSlowJob(threshold: threshold) { report in
-                dispatcher.withValue { $0.recordSlowJob(report) }
+            try dispatcher.post { $0.stats.slowlog.configure(threshold: threshold, maxLength: maxLength) }
+            try coreLoop.onSlowJob(threshold: threshold) { report in
+                dispatcher.withValue { $0.stats.slowlog.record(report) }
             }
         } else {
-            try dispatcher.post { $0.configureSlowlog(threshold: nil, maxLength: 0) }
+            try dispatcher.post { $0.stats.slowlog.configure(threshold: nil, maxLength: 0) }
         }
-        let core = self.core
-        try dispatcher.post { Server.scheduleExpiry($0, through: dispatcher, on: core) }
-    }
-
-    /// Core loop: the next expiry tick. Every 10 ms while some key has an
-    /// expiry (Redis runs a fast cycle before every sleep, at most every
-    /// 2 ms), so keys with short TTLs leave within 10 ms of their deadline,
-    /// and a tick with nothing due compares one deadline per database.
-    /// Every 100 ms while none has (Redis's `hz 10`), so an idle kvd wakes
-    /// 10 times a second, not 100; a first TTL then waits at most 100 ms
-    /// for its first tick. A chain of one-shot timers, so that the period
-    /// follows the keyspace.
-    private static func scheduleExpiry(
-        _ dispatcher: Dispatcher, through handle: LoopBound<Dispatcher>, on core: EventLoop
-    ) {
-        guard !dispatcher.expiryStopped else { return }
-        let period = Duration.milliseconds(dispatcher.hasKeysWithExpiry ? 10 : 100)
-        dispatcher.expiryTick = try? core.schedule(after: period) {
-            handle.withValue { dispatcher in
-                Server.expire(dispatcher, through: handle)
-                Server.scheduleExpiry(dispatcher, through: handle, on: core)
-            }
-        }
-    }
-
-    /// Core loop: one slice of active expiry (at most 2 ms). While expired
-    /// keys keep turning up, the next slice is posted to the core, so it runs
-    /// after the I/O and timers that are due: an expiry storm takes the
-    /// core's spare time, never a stall. A tick does not start a second
-    /// chain while one runs.
-    private static func expire(_ dispatcher: Dispatcher, through handle: LoopBound<Dispatcher>) {
-        guard !dispatcher.expiryContinues else { return }
-        guard dispatcher.expireCycle() else { return }
-        dispatcher.expiryContinues = true
-        do {
-            try handle.post { dispatcher in
-                dispatcher.expiryContinues = false
-                Server.expire(dispatcher, through: handle)
-            }
-        } catch {
-            dispatcher.expiryContinues = false  // the core is stopping
-        }
+        try hop.startActiveExpiry()
     }
 
     private static func listeningSocket(_ address: inout sockaddr_in, sharingPort: Bool = true) throws -> Int32 {
@@ -210,10 +173,7 @@ public final class Server: @unchecked Sendable {
     /// the core loop). Call once.
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         onShutdownComplete = completion
-        try? hop.dispatcher.post { dispatcher in
-            dispatcher.expiryStopped = true
-            dispatcher.expiryTick?.cancel()
-        }
+        hop.stopActiveExpiry()
         for worker in workers {
             do {
                 try worker.loop.post { worker.beginShutdown() }
@@ -227,82 +187,22 @@ public final class Server: @unchecked Sendable {
         guard finishedWorkers.add(1, ordering: .acquiringAndReleasing).newValue == workers.count,
             let completion = onShutdownComplete
         else { return }
-        do { try core.post(completion) } catch { completion() }
+        do { try coreLoop.post(completion) } catch { completion() }
     }
 
     /// Stops the worker loops (after `shutdown`, or to abandon them) and
-    /// waits, at most about a second, until each has finished its final drain.
+    /// waits, at most about a second in all, until each has finished its
+    /// final drain and its thread has ended.
     public func stopWorkers() {
-        let ioLoops = workers.filter { !$0.servesOnCore }.map(\.loop)
+        let ioLoops = self.ioLoops
         for loop in ioLoops { loop.stop() }
-        for _ in 0..<1_000 where !ioLoops.allSatisfy({ $0.hasStopped }) {
-            var nap = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-            nanosleep(&nap, nil)
+        // One budget for all of them: a worker stuck in a job must not hold
+        // kvd's exit for a second per worker.
+        let deadline = ContinuousClock.now + .seconds(1)
+        for loop in ioLoops {
+            try? loop.join(timeout: max(deadline - ContinuousClock.now, .zero))
         }
     }
-
-    // MARK: - Stats
-
-    /// One line: clients, commands and every loop's counters. Any thread
-    /// (the figures are those published after the core's last batch).
-    public func statsLine() -> String {
-        let (commands, keys) = (hop.counters.commandsProcessed, hop.counters.keyCount)
-        var line =
-            "kvd clients=\(connectedClients) connections_total=\(totalConnections.load(ordering: .relaxed)) commands=\(commands) keys=\(keys) core[\(core.stats)]"
-        for worker in workers where !worker.servesOnCore { line += " \(worker.loop.name)[\(worker.loop.stats)]" }
-        return line
-    }
-
-    /// Core loop: INFO's sections about the server (the dispatcher adds its own).
-    fileprivate func infoSections() -> [(section: String, lines: [String])] {
-        let clients = connectedClients
-        let total = totalConnections.load(ordering: .relaxed)
-        let rejected = rejectedConnections.load(ordering: .relaxed)
-        let uptime = (monotonicMilliseconds() - startedAt) / 1000
-        var loops = ["loop_core:\(core.stats.description.replacingSpaces())"]
-        for worker in workers where !worker.servesOnCore {
-            loops.append("loop_\(worker.loop.name):\(worker.loop.stats.description.replacingSpaces())")
-        }
-        // Each loop's queue delay and run time (sampled: see EventLoopStats).
-        var latencyLines: [String] = []
-        let ioLoops = workers.filter { !$0.servesOnCore }.map { ($0.loop.name, $0.loop) }
-        for (name, loop) in [("core", core)] + ioLoops {
-            let stats = loop.stats
-            func micros(_ duration: Duration) -> String {
-                let (seconds, attoseconds) = duration.components
-                let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-                return "\(nanoseconds / 1000).\(String(nanoseconds % 1000 / 100))"
-            }
-            latencyLines.append(
-                "loop_\(name):queue_delay_p50_usec=\(micros(stats.queueDelay.p50)),queue_delay_p99_usec=\(micros(stats.queueDelay.p99)),queue_delay_p999_usec=\(micros(stats.queueDelay.p999)),queue_delay_samples=\(stats.queueDelay.count),run_time_p50_usec=\(micros(stats.runTime.p50)),run_time_p99_usec=\(micros(stats.runTime.p99)),run_time_p999_usec=\(micros(stats.runTime.p999)),run_time_samples=\(stats.runTime.count)"
-            )
-        }
-        return [
-            (
-                "Server",
-                [
-                    "redis_version:7.0.15", "kvd_version:1.0.0", "redis_mode:standalone", "process_id:\(getpid())",
-                    "tcp_port:\(port)", "uptime_in_seconds:\(uptime)", "uptime_in_days:\(uptime / 86400)",
-                    "io_threads:\(options.ioThreads)",
-                ]
-            ),
-            ("Clients", ["connected_clients:\(clients)", "maxclients:\(options.maxClients)"]),
-            (
-                "Stats",
-                [
-                    "total_connections_received:\(total)", "rejected_connections:\(rejected)",
-                    "client_output_buffer_limit_disconnections:\(outputLimitDisconnections.load(ordering: .relaxed))",
-                ]
-            ),
-            ("MainLoop", loops),
-            ("Loops", latencyLines),
-        ]
-    }
-}
-
-private extension String {
-    /// `a=1 b=2` -> `a=1,b=2`: one INFO field per line.
-    func replacingSpaces() -> String { split(separator: " ").joined(separator: ",") }
 }
 
 /// The server as INFO's source, handed to the dispatcher before the server

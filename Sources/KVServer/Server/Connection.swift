@@ -13,9 +13,10 @@
 // `exchange` (is a batch with the core) and `ending` (how it ends).
 //
 // With `--io-threads 0` the connection lives on the core loop, and a batch
-// runs in place (Core.executeHere): its replies arrive before `submit`
+// runs in place (CoreHop.executeHere): its replies arrive before `submit`
 // returns. `processInput` then loops instead of recursing, so a client with
-// many batches buffered costs no stack depth; the same states hold.
+// many batches buffered costs no stack depth; the same states hold. What
+// else differs between the two is ConnectionMode's, read in one place each.
 //
 // Back-pressure runs both ways. A batch goes to the core only while the
 // client's unsent replies are under `outputLowWater`: a client that does not
@@ -71,6 +72,10 @@ final class Connection: @unchecked Sendable {
     /// The client's id on the core (CLIENT ID), unique for the server's life.
     let id: Int
     private unowned let worker: Worker
+    /// Where it runs: on the core loop or an I/O loop (its worker's mode).
+    private let mode: ConnectionMode
+    /// The way to the core: sessions, and batches run in place.
+    private let hop: CoreHop
     @exclusivity(unchecked) private var parser: RESPParser
     private var readWatch: Watch?
     private var writeWatch: Watch?
@@ -128,13 +133,15 @@ final class Connection: @unchecked Sendable {
         self.fd = fd
         self.id = id
         self.worker = worker
+        self.mode = worker.mode
+        self.hop = worker.server.hop
         self.parser = RESPParser(limits: limits)
     }
 
     /// Registers the client with the core, then starts reading.
     func start() throws {
         let loop = worker.loop
-        try worker.server.hop.connect(
+        try hop.connect(
             ClientInfo(
                 id: id, address: socketAddress(fd, peer: true), localAddress: socketAddress(fd, peer: false), fd: fd,
                 kill: { try? loop.post { self.kill() } }))
@@ -164,19 +171,15 @@ final class Connection: @unchecked Sendable {
         input = next
     }
 
-    /// Reads what the socket holds now (at most 16 reads, so one busy client
-    /// cannot monopolise its worker, unless `everything`; on the core loop
-    /// one read, 64 KiB, as Redis reads 16 KiB: everything read is executed
-    /// before the loop turns, so a pipelining client holds the other
-    /// clients for one read's requests, not a megabyte's). A large argument
-    /// streaming in is read straight into its array, up to 1 MiB a read and
-    /// 2 reads a turn: no copy through the read buffer, and 300 MB take
-    /// about 150 turns of the loop (with 4 a turn, a PING waiting behind
-    /// one measured up to 4 ms; with 2, mostly about 2). Returns false when
-    /// the peer closed or failed.
+    /// Reads what the socket holds now (`mode.readsPerEvent` reads, unless
+    /// `everything`). A large argument streaming in is read straight into
+    /// its array, up to 1 MiB a read and 2 reads a turn: no copy through
+    /// the read buffer, and 300 MB take about 150 turns of the loop (with 4
+    /// a turn, a PING waiting behind one measured up to 4 ms; with 2, mostly
+    /// about 2). Returns false when the peer closed or failed.
     private func readAvailable(everything: Bool = false) -> Bool {
         let buffer = worker.readBuffer
-        let most = parser.isReadingLargeBulk ? 2 : worker.servesOnCore ? 1 : 16
+        let most = parser.isReadingLargeBulk ? 2 : mode.readsPerEvent
         var reads = 0
         while everything || reads < most {
             reads += 1
@@ -248,7 +251,7 @@ final class Connection: @unchecked Sendable {
         guard ending == .open else { return }
         batch.removeAll(releasing: Reclaimer.release)
         parsing: while batch.count < Connection.maxBatch {
-            switch parser.nextRequest(into: &batch, sharing: worker.servesOnCore) {
+            switch parser.nextRequest(into: &batch, sharing: mode.batchSharesParserBuffer) {
             case .appended:
                 if batch.lastRequestIs("quit") {
                     ending = .afterFlush
@@ -270,15 +273,16 @@ final class Connection: @unchecked Sendable {
 
     private func submit(_ batch: RequestBatch) {
         exchange = .awaiting
-        if worker.servesOnCore {
-            let (replies, rest) = worker.server.hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
+        switch mode {
+        case .onCore:
+            let (replies, rest) = hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
             // Let go of the parser's buffer before it takes more bytes.
             self.batch.removeAll(releasing: Reclaimer.release)
             receive(replies, rest: rest)
-            return
+        case .onIOLoop:
+            self.batch = RequestBatch()  // the core has this one now
+            worker.submit(batch, from: self)
         }
-        self.batch = RequestBatch()  // the core has this one now
-        worker.submit(batch, from: self)
     }
 
     /// The batch in flight will get no reply (the core or the worker's loop
@@ -409,7 +413,7 @@ final class Connection: @unchecked Sendable {
         }
         // Everything was sent: keep the last buffer (if it is of a modest
         // size) for the next batch's replies.
-        if worker.servesOnCore, let last = outbound.last, last.capacity <= Connection.spareReplyLimit {
+        if mode.reusesReplyBuffer, let last = outbound.last, last.capacity <= Connection.spareReplyLimit {
             spareReplyBuffer = last
         }
         outbound.removeAll(keepingCapacity: true)
@@ -487,7 +491,7 @@ final class Connection: @unchecked Sendable {
         stallCheck?.cancel()
         stallCheck = nil
         Glibc.close(fd)
-        worker.server.hop.disconnect(id)
+        hop.disconnect(id)
         worker.connectionClosed(self)
     }
 }

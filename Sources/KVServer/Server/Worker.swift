@@ -8,9 +8,9 @@ final class Worker: @unchecked Sendable {
     // `@unchecked Sendable`: after `init`, every mutable field is touched
     // only on `loop`'s thread (the server reaches a worker by posting to it).
     let loop: EventLoop
-    /// True when `loop` is the core's (`--io-threads 0`): connections run
-    /// their batches in place, with no hop (see `Connection.submit`).
-    let servesOnCore: Bool
+    /// Where its connections run: on the core loop (`--io-threads 0`), with
+    /// no hop, or on an I/O loop of its own.
+    let mode: ConnectionMode
     unowned let server: Server
     private var listenFD: Int32 = -1
     private var acceptWatch: Watch?
@@ -27,16 +27,19 @@ final class Worker: @unchecked Sendable {
     /// A worker on a loop of its own.
     init(index: Int, server: Server) throws {
         self.loop = try EventLoop.spawn(name: "kvd-io-\(index)")
-        self.servesOnCore = false
+        self.mode = .onIOLoop
         self.server = server
     }
 
     /// The one worker of `--io-threads 0`, on the core loop.
     init(onCoreOf server: Server) {
-        self.loop = server.core
-        self.servesOnCore = true
+        self.loop = server.coreLoop
+        self.mode = .onCore
         self.server = server
     }
+
+    /// True when the worker serves on the core loop, not a loop of its own.
+    var servesOnCore: Bool { mode == .onCore }
 
     deinit {
         readBuffer.deallocate()

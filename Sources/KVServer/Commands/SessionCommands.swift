@@ -38,7 +38,7 @@ let sessionCommands: [Command] = [
         session.database = 0
         session.name = []
         session.resp3 = false
-        session.authenticated = dispatcher.password == nil
+        session.authenticated = dispatcher.sessions.password == nil
         out.resp3 = false
         out.simple("RESET")
     },
@@ -69,7 +69,7 @@ private func parseDatabaseIndex(_ bytes: [UInt8], invalid: String, _ out: inout 
         out.error(invalid)
         return nil
     }
-    guard index >= 0 && index < Dispatcher.databaseCount else {
+    guard index >= 0 && index < Databases.selectable else {
         out.error("ERR DB index is out of range")
         return nil
     }
@@ -148,13 +148,13 @@ extension Dispatcher {
     /// password (Redis's `nopass`).
     private func accepts(user: [UInt8], password given: [UInt8]) -> Bool {
         guard user == Array("default".utf8) else { return false }
-        guard let password else { return true }
+        guard let password = sessions.password else { return true }
         return given == password
     }
 
     fileprivate func auth(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
         guard r.count <= 3 else { return out.error("ERR syntax error") }
-        if r.count == 2 && password == nil {
+        if r.count == 2 && sessions.password == nil {
             return out.error(
                 "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
             )
@@ -220,7 +220,7 @@ extension Dispatcher {
 
     /// CLIENT LIST's filters: `TYPE normal|master|replica|pubsub` and `ID id…`.
     private func listedSessions(_ r: Request, _ out: inout ReplyWriter) -> [ClientSession]? {
-        var chosen = sessions.values.sorted { $0.id < $1.id }
+        var chosen = sessions.all.sorted { $0.id < $1.id }
         guard r.count > 2 else { return chosen }
         if equalsIgnoringCase(r[2], "type") && r.count == 4 {
             let type = String(decoding: lowercased(r[3]), as: UTF8.self)
@@ -250,7 +250,7 @@ extension Dispatcher {
     /// filters (ID, ADDR, LADDR, USER, TYPE, SKIPME): the number killed.
     private func kill(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
         if r.count == 3 {
-            guard let victim = sessions.values.first(where: { Array($0.info.address.utf8) == r[2] }) else {
+            guard let victim = sessions.all.first(where: { Array($0.info.address.utf8) == r[2] }) else {
                 return out.error("ERR No such client")
             }
             victim.info.kill()
@@ -299,7 +299,7 @@ extension Dispatcher {
             index += 2
         }
         var killed = 0
-        for candidate in sessions.values {
+        for candidate in sessions.all {
             if let id, candidate.id != id { continue }
             if let address, Array(candidate.info.address.utf8) != address { continue }
             if let localAddress, Array(candidate.info.localAddress.utf8) != localAddress { continue }
@@ -317,11 +317,11 @@ extension Dispatcher {
         guard let target = parseInteger(r[2]), target >= Int(Int32.min), target <= Int(Int32.max) else {
             return out.error(notAnInteger)
         }
-        guard target >= 0 && target < Dispatcher.databaseCount else {
+        guard target >= 0 && target < Databases.selectable else {
             return out.error("ERR DB index is out of range")
         }
         guard target != session.database else { return out.error("ERR source and destination objects are the same") }
-        let now = clock.now
+        let now = databases.clock.now
         let source = databases[session.database]
         guard let entry = source.lookup(r[1], now: now) else { return out.integer(0) }
         let destination = databases[target]
@@ -340,7 +340,7 @@ extension Dispatcher {
                 replace = true
             } else if equalsIgnoringCase(r[index], "db") && index + 1 < r.count {
                 guard let chosen = parseInteger(r[index + 1]) else { return out.error(notAnInteger) }
-                guard chosen >= 0 && chosen < Dispatcher.databaseCount else {
+                guard chosen >= 0 && chosen < Databases.selectable else {
                     return out.error("ERR DB index is out of range")
                 }
                 target = chosen
@@ -353,7 +353,7 @@ extension Dispatcher {
         if target == session.database && r[1] == r[2] {
             return out.error("ERR source and destination objects are the same")
         }
-        let now = clock.now
+        let now = databases.clock.now
         guard let entry = databases[session.database].lookup(r[1], now: now) else { return out.integer(0) }
         let destination = databases[target]
         if destination.lookup(r[2], now: now) != nil && !replace { return out.integer(0) }

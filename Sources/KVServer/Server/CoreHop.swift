@@ -1,12 +1,12 @@
-// Core.swift: the one hop between the I/O loops and the core. A worker
+// CoreHop.swift: the one hop between the I/O loops and the core. A worker
 // submits the batches of one loop turn; the core executes them against the
 // dispatcher (which it owns, as a LoopBound: no lock, no `@unchecked`), and
 // posts their replies back to the worker's loop in one post. With I/O on
 // the core loop itself, `executeHere` runs a batch in place.
 import MainLoop
 
-/// The core loop and the dispatcher that lives on it.
-public struct Core: Sendable {
+/// The hop to the core loop, and the dispatcher that lives on it.
+public struct CoreHop: Sendable {
     /// The loop that owns the dispatcher and its keyspace.
     public let loop: EventLoop
     /// The dispatcher, reachable from any thread only through its loop.
@@ -21,7 +21,7 @@ public struct Core: Sendable {
     ) {
         self.loop = loop
         let dispatcher = Dispatcher(password: password, serverInfo: serverInfo)
-        self.counters = dispatcher.counters
+        self.counters = dispatcher.stats.counters
         self.dispatcher = LoopBound(dispatcher, on: loop)
     }
 
@@ -52,6 +52,19 @@ public struct Core: Sendable {
         _ batch: RequestBatch, from client: Int, replyBuffer: inout [UInt8]
     ) -> (Replies, rest: RequestBatch?) {
         dispatcher.withValue { $0.execute(batch, client: client, replyBuffer: &replyBuffer) }
+    }
+
+    /// Any thread: starts active expiry over the dispatcher's databases, on
+    /// the core loop (see ActiveExpiry).
+    /// - Throws: ``EventLoopError/shutDown`` when the core has stopped.
+    public func startActiveExpiry() throws {
+        let dispatcher = self.dispatcher
+        try dispatcher.post { ActiveExpiry.start($0.databases, through: dispatcher) { $0.databases } }
+    }
+
+    /// Any thread: no more active expiry ticks (graceful shutdown).
+    public func stopActiveExpiry() {
+        try? dispatcher.post { $0.databases.activeExpiry.stop() }
     }
 
     /// Any thread: a connection was accepted. Posted before its first

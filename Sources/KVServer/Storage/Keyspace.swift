@@ -1,7 +1,7 @@
 // Keyspace.swift: the store: byte-string keys and values with expiry, and
 // the invariants that go with them. Owned by one loop (EventLoop.main in
-// kvd, through the Dispatcher); no lock anywhere: every method runs on that
-// loop's thread. Command handlers go through these methods only.
+// kvd, as one of the dispatcher's Databases); no lock anywhere: every
+// method runs on that loop's thread. Command handlers go through these methods only.
 //
 // Invariants:
 // - A key whose deadline has passed is never returned: `lookup` deletes it
@@ -24,40 +24,6 @@
 // - Keys hash over their whole buffer at once (`Key`), never byte by byte:
 //   a 500 MB key costs one pass of the hasher, not 500 M calls.
 import Glibc
-
-/// Milliseconds on the monotonic clock: for intervals that must not jump
-/// with the wall clock (uptime, how long a client has been over a limit).
-func monotonicMilliseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-}
-
-/// Unix time in milliseconds: the clock of key deadlines, as in Redis.
-func unixMilliseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-}
-
-/// The time a command runs at, in Unix milliseconds: fixed by the
-/// dispatcher for each command (as Redis caches it per call), so a command
-/// reads no clock of its own and sees one instant throughout. Unset (outside
-/// a command), it reads the clock.
-final class CommandClock {
-    /// The current command's time, if one runs.
-    @exclusivity(unchecked) var fixed: Int64?  // one thread: its dispatcher's
-
-    /// The current command's time, or the clock's.
-    var now: Int64 { fixed ?? unixMilliseconds() }
-}
-
-/// Nanoseconds on the monotonic clock, for time budgets.
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
 
 /// A client's WATCH state: set when a key it watches changes.
 final class WatchFlag {

@@ -1,0 +1,165 @@
+// Dispatcher.swift: from a request to a handler. Owns the command table
+// and routes each request through it, on the core loop's thread. Before a
+// request reaches its handler it passes the session's gates, in Redis's
+// order: the command exists, its arity fits, the client is authenticated,
+// and inside MULTI it is queued instead of run. What the handlers work on
+// is not the dispatcher's own: the databases (Storage/Databases.swift), the
+// sessions (Sessions/ClientSessions.swift), the statistics and INFO
+// (Operations/); it hands them to the handlers.
+import MainLoop
+
+/// Routes requests to their commands, for the clients it knows.
+public final class Dispatcher {
+    /// The databases the commands run against, with their clock and active expiry.
+    let databases = Databases()
+    /// Every connected client's session, and the password they must give.
+    let sessions: ClientSessions
+    /// What the commands cost (INFO, LATENCY, SLOWLOG, the stats line).
+    let stats = CommandStats()
+    /// INFO's sources beyond the databases and the statistics.
+    let info: Info
+
+    /// Every command, once, in table order (`Command.id` is the position).
+    static let rows: [Command] = {
+        var rows =
+            keyspaceCommands + configCommands + infoCommands + introspectionCommands + stringCommands + keyCommands
+            + sessionCommands + transactionCommands + observabilityCommands
+        for index in rows.indices { rows[index].id = index }
+        return rows
+    }()
+
+    /// Every command, by its name in any case.
+    static let table = CommandTable(rows)
+
+    /// A dispatcher over empty databases; `serverInfo` supplies INFO's
+    /// server sections, and `password`, when set, must be given with AUTH
+    /// (or HELLO's AUTH) before any other command.
+    public init(
+        password: String? = nil,
+        serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])] = { [] }
+    ) {
+        sessions = ClientSessions(password: password.map { Array($0.utf8) })
+        info = Info(serverSections: serverInfo)
+    }
+
+    /// A connection was accepted: its session starts (database 0, RESP2).
+    public func clientConnected(_ info: ClientInfo) {
+        sessions.open(info)
+    }
+
+    /// A connection closed: its session ends, and its WATCHes with it.
+    public func clientDisconnected(id: Int) {
+        guard let session = sessions.close(id: id) else { return }
+        unwatchAll(session)
+    }
+
+    /// The row for a command name in any case. A name longer than every
+    /// command's is refused before it is hashed or copied: a hostile 100 MB
+    /// name costs the core nothing.
+    static func command(named name: [UInt8]) -> Command? {
+        name.withUnsafeBytes { command(named: $0) }
+    }
+
+    /// The row for a command name in any case, read in place.
+    static func command(named name: UnsafeRawBufferPointer) -> Command? {
+        table.row(named: name).map { rows[$0] }
+    }
+
+    /// How many reply bytes one batch may produce before the rest of it is
+    /// handed back: a client's pipeline of large replies costs the core one
+    /// slice at a time, and the client's buffers stay bounded.
+    static let replyBudget = 1024 * 1024
+
+    /// Runs the requests of client `client` in order, and returns their
+    /// replies and the requests it did not run (nil when it ran them all):
+    /// it stops once the replies pass `replyBudget` bytes.
+    public func execute(_ batch: RequestBatch, client: Int = 0) -> (Replies, rest: RequestBatch?) {
+        var none: [UInt8] = []
+        return execute(batch, client: client, replyBuffer: &none)
+    }
+
+    /// Like `execute(_:client:)`, writing the replies into `replyBuffer`,
+    /// which it takes (leaving it empty): the connection's buffer from its
+    /// batch before, once sent, so a batch of short replies allocates nothing.
+    public func execute(
+        _ batch: RequestBatch, client: Int = 0, replyBuffer: inout [UInt8]
+    ) -> (Replies, rest: RequestBatch?) {
+        let session = sessions.session(client)
+        let clock = databases.clock
+        var out = ReplyWriter(reusing: &replyBuffer)
+        out.resp3 = session.resp3
+        session.lastCommandAt = monotonicMilliseconds()
+        var executed = 0
+        // One clock read per command: each command's time runs from the end
+        // of the one before (Redis reads the clock around every call too).
+        // Its Unix time, which expiry compares with, comes from that same
+        // read: the wall clock is read once per batch.
+        var previous = monotonicNanoseconds()
+        let (batchStart, batchUnix) = (previous, unixMilliseconds())
+        defer { clock.fixed = nil }
+        batch.forEach { request in
+            clock.fixed = batchUnix + Int64((previous - batchStart) / 1_000_000)
+            let command = execute(request, for: session, into: &out)
+            let now = monotonicNanoseconds()
+            if let command { stats.record(command, request, took: now - previous, by: session) }
+            previous = now
+            executed += 1
+            return out.byteCount < Dispatcher.replyBudget
+        }
+        stats.counters.publish(commands: stats.commandsProcessed, keys: databases.keyCount)
+        return (out.finish(), executed < batch.count ? batch.dropping(first: executed) : nil)
+    }
+
+    /// Runs one request; returns the command's `id` when its handler ran
+    /// (not for a refusal, nor a command queued by MULTI).
+    @discardableResult
+    func execute(_ request: Request, for session: ClientSession, into out: inout ReplyWriter) -> Int? {
+        guard !request.isEmpty else { return nil }
+        stats.countRequest()
+        guard let command = Dispatcher.command(named: request.raw(0)) else {
+            session.transaction?.refused = true
+            out.error(bytes: unknownCommandMessage(request))
+            return nil
+        }
+        session.lastCommand = command.id
+        guard command.accepts(request.count) else {
+            session.transaction?.refused = true
+            out.error("ERR wrong number of arguments for '\(command.name)' command")
+            return nil
+        }
+        guard session.authenticated || command.flags.contains(.noAuth) else {
+            session.transaction?.refused = true
+            out.error("NOAUTH Authentication required.")
+            return nil
+        }
+        if session.transaction != nil && !command.flags.contains(.transactionControl) {
+            session.transaction!.queued.append(request)
+            out.simple("QUEUED")
+            return nil
+        }
+        switch command.handler {
+        case .keyspace(let handler): handler(databases[session.database], request, &out)
+        case .session(let handler): handler(self, session, request, &out)
+        }
+        return command.id
+    }
+}
+
+func lowercased(_ bytes: [UInt8]) -> [UInt8] {
+    bytes.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+}
+
+/// Redis's wording, including its 128-byte limits and the trailing space;
+/// bytes, not a String, so binary arguments come back exactly.
+/// Reads only those 128-byte prefixes (a 100 MB name is not copied).
+func unknownCommandMessage(_ request: Request) -> [UInt8] {
+    var arguments: [UInt8] = []
+    for index in request.indices.dropFirst() where arguments.count < 128 {
+        let room = 128 - arguments.count
+        arguments.append(UInt8(ascii: "'"))
+        arguments.append(contentsOf: request.raw(index).prefix(room))
+        arguments.append(contentsOf: [UInt8(ascii: "'"), UInt8(ascii: " ")])
+    }
+    return Array("ERR unknown command '".utf8) + request.raw(0).prefix(128)
+        + Array("', with args beginning with: ".utf8) + arguments
+}

@@ -1,0 +1,56 @@
+// Databases.swift: the 16 databases SELECT chooses from, the clock their
+// commands run at, and active expiry over all of them (its schedule is
+// ActiveExpiry.swift). Owned by the dispatcher, on the core loop's thread,
+// like each Keyspace in it.
+
+/// The databases, by index, and what spans them: their clock, their totals
+/// and active expiry.
+final class Databases: RandomAccessCollection {
+    /// How many databases SELECT can choose from (Redis's default).
+    static let selectable = 16
+    /// The time each command runs at, shared by every database.
+    let clock = CommandClock()
+    /// The databases, by index.
+    private let keyspaces: [Keyspace]
+    /// When active expiry runs next, and whether it runs at all.
+    let activeExpiry = ActiveExpiry()
+    /// Turns the order in which expiry slices visit the databases.
+    private var nextExpiryDatabase = 0
+
+    /// Empty databases.
+    init() {
+        keyspaces = (0..<Databases.selectable).map { [clock] _ in Keyspace(clock: clock) }
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { keyspaces.count }
+    subscript(index: Int) -> Keyspace { keyspaces[index] }
+
+    /// Keys in every database, counting expired ones not yet removed.
+    var keyCount: Int { keyspaces.reduce(0) { $0 + $1.count } }
+
+    /// Keys that expired in every database, lazily or actively.
+    var expiredKeys: Int { keyspaces.reduce(0) { $0 + $1.expiredKeys } }
+
+    /// True when some database holds keys with an expiry.
+    var hasKeysWithExpiry: Bool { keyspaces.contains { $0.expiresCount > 0 } }
+
+    /// One slice of active expiry (and a table that emptied gives its
+    /// memory back, `Keyspace.shrinkIfSparse`): the databases that hold keys with an
+    /// expiry share the 2 ms budget equally, the first of them taking turns.
+    /// True when some database stopped on its budget with expired keys
+    /// still turning up.
+    func expireCycle() -> Bool {
+        for database in keyspaces { database.shrinkIfSparse() }
+        let volatile = keyspaces.indices.filter { keyspaces[$0].expiresCount > 0 }
+        guard !volatile.isEmpty else { return false }
+        let share = 2_000_000 / UInt64(volatile.count)
+        var busy = false
+        for turn in 0..<volatile.count {
+            let index = volatile[(turn + nextExpiryDatabase) % volatile.count]
+            if keyspaces[index].expireCycle(budget: share) { busy = true }
+        }
+        nextExpiryDatabase += 1
+        return busy
+    }
+}
