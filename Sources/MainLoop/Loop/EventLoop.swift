@@ -256,7 +256,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         let rc = event_base_loop(core.base, EVLOOP_NO_EXIT_ON_EMPTY)
         let failure = errno
         // Normally the final drain broke the loop with the mailbox closed and
-        // empty; if libevent returned on its own, run what was accepted now.
+        // empty; if libevent returned on its own, the loop stops here (posts
+        // and registrations refused together, as `stop()` does) and runs
+        // what was accepted.
+        stop()
         core.drainRemaining()
         pthread_setspecific(currentLoopKey, outer)
 
@@ -280,14 +283,20 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     ///
     /// `stop()` does not wait for the loop to finish.
     public func stop() {
+        // The lifecycle and the mailbox change in one critical section (the
+        // mailbox's lock nests inside `stateLock`, never the other way), so
+        // that from this moment posts, executor jobs and registrations
+        // (timers, watchers, signals, delayed performs) are all refused: no
+        // thread can see one refused and a later one accepted.
         stateLock.lock()
         switch lifecycle {
         case .idle:
             lifecycle = .stopped
             let live = registrations
             registrations = [:]
+            let queuedBatches = mailbox.closeAndTakeAll()
             stateLock.unlock()
-            for var queued in mailbox.closeAndTakeAll() {
+            for var queued in queuedBatches {
                 queued.removeAll { $0.abandon(.shutDown) }
                 queued.deallocate()
             }
@@ -295,8 +304,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             termination.open()
         case .running:
             lifecycle = .stopping
+            let sleeping = mailbox.close()
             stateLock.unlock()
-            try? core().closeMailbox()
+            if sleeping { wake() }
         case .stopping, .stopped:
             stateLock.unlock()
         }
