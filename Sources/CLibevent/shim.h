@@ -132,12 +132,6 @@ static inline uint64_t mainloop_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Relaxed atomics on a byte of our own memory (the mailbox's attention
- * word, which lives alone on its cache line). */
-static inline uint8_t mainloop_atomic_load_u8(const uint8_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
-static inline void mainloop_atomic_or_u8(uint8_t *p, uint8_t bits) { __atomic_fetch_or(p, bits, __ATOMIC_RELAXED); }
-static inline void mainloop_atomic_and_u8(uint8_t *p, uint8_t bits) { __atomic_fetch_and(p, bits, __ATOMIC_RELAXED); }
-
 /* Sleeps `ns` nanoseconds on CLOCK_MONOTONIC (a watchdog's period). */
 static inline void mainloop_sleep_ns(uint64_t ns) {
     struct timespec duration = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };

@@ -28,6 +28,9 @@ enum CrashReport {
     static let fatalSignals: [Int32] = [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
 
     /// The actions that were installed before ours, indexed by signal number.
+    /// `nonisolated(unsafe)`: written once, by `installed` (a lazy global,
+    /// which runs once under Swift's own once-lock) before our handlers are
+    /// set, and only read after that, by the handlers.
     nonisolated(unsafe) private static let previous: UnsafeMutablePointer<sigaction> = {
         let actions = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
         actions.initialize(repeating: sigaction(), count: 65)

@@ -15,8 +15,13 @@ import Glibc
 private let libeventThreadingEnabled: Bool = evthread_use_pthreads() == 0
 
 final class LoopCore: @unchecked Sendable {
-    // Immutable after init; the base itself is driven by the loop thread, and
-    // libevent's own lock (threading enabled) guards cross-thread event_add/del.
+    // `@unchecked Sendable`: the `let`s are immutable after init (the base
+    // itself is driven by the loop thread, and libevent's own lock, with
+    // threading enabled, guards cross-thread event_add/del); the `var`s are
+    // each guarded as their comments say: `wakeEvent`, `rearmEvent` and
+    // `nextBatch` are loop-thread only (set in init, before any thread can
+    // see the core, and read by the loop), `sharedActivity` by
+    // `activityLock`.
     let base: OpaquePointer
     let mailbox: Mailbox
     /// Written to wake the loop; read (reset) by the loop. Owned: closed in deinit.

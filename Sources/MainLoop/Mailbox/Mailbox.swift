@@ -47,6 +47,7 @@
 // properties do, and they showed up in profiles of the post path), and the
 // mutex never moves.
 import CLibevent
+import Synchronization
 
 final class Mailbox: @unchecked Sendable {
     // `@unchecked Sendable`: every field of `State` but `spare` is guarded by
@@ -118,15 +119,8 @@ final class Mailbox: @unchecked Sendable {
     /// queued: set under the mutex by `offerUrgent`, cleared under it by
     /// `takeUrgent`; a stale read only delays them to the next check) and
     /// `Attention.watching` (every job goes through the monitor; set once).
-    /// It has a cache line of its own: the loop reads it before every job,
-    /// and anything producers write beside it (the mutex, in an allocation
-    /// that may follow this object's) would bounce that line between the
-    /// cores on every post. (It did: post throughput measured 23 against
-    /// 40 M/s, depending on where malloc put the two.)
-    private let attentionWord: UnsafeMutablePointer<UInt8> = {
-        let line = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 64)
-        return line.initializeMemory(as: UInt8.self, repeating: 0, count: 128)
-    }()
+    /// It has a cache line of its own (see `AttentionWord`).
+    private let attentionWord = AttentionWord()
 
     enum Attention {
         static let urgent: UInt8 = 1
@@ -169,7 +163,6 @@ final class Mailbox: @unchecked Sendable {
         pthread_mutex_destroy(&state.pointee.mutex)
         state.deinitialize(count: 1)
         state.deallocate()
-        attentionWord.deallocate()
     }
 
     @inline(__always) private func lock() { pthread_mutex_lock(&state.pointee.mutex) }
@@ -224,7 +217,7 @@ final class Mailbox: @unchecked Sendable {
         lock()
         try checkOpen()
         store(job, site: site, in: &state.pointee.urgent)
-        mainloop_atomic_or_u8(attentionWord, Attention.urgent)
+        attentionWord.bits.bitwiseOr(Attention.urgent, ordering: .relaxed)
         let offer = wakeIfAsleep()
         unlock()
         return offer
@@ -232,11 +225,11 @@ final class Mailbox: @unchecked Sendable {
 
     /// Loop thread, between jobs: the `Attention` bits.
     @inline(__always)
-    var attention: UInt8 { mainloop_atomic_load_u8(attentionWord) }
+    var attention: UInt8 { attentionWord.bits.load(ordering: .relaxed) }
 
     /// Loop thread: every job goes through the monitor from now on.
     func startWatching() {
-        mainloop_atomic_or_u8(attentionWord, Attention.watching)
+        attentionWord.bits.bitwiseOr(Attention.watching, ordering: .relaxed)
     }
 
     /// Loop thread: takes every urgent job in one swap.
@@ -244,7 +237,7 @@ final class Mailbox: @unchecked Sendable {
         lock()
         let batch = state.pointee.urgent
         state.pointee.urgent = state.pointee.spareUrgent
-        mainloop_atomic_and_u8(attentionWord, ~Attention.urgent)
+        attentionWord.bits.bitwiseAnd(~Attention.urgent, ordering: .relaxed)
         unlock()
         state.pointee.spareUrgent = JobBuffer()
         return batch
@@ -414,7 +407,7 @@ final class Mailbox: @unchecked Sendable {
         let batches = [state.pointee.urgent, state.pointee.pending]
         state.pointee.urgent = JobBuffer()
         state.pointee.pending = JobBuffer()
-        mainloop_atomic_and_u8(attentionWord, ~Attention.urgent)
+        attentionWord.bits.bitwiseAnd(~Attention.urgent, ordering: .relaxed)
         unlock()
         _ = refused
         return batches

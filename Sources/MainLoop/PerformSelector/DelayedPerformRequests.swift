@@ -8,6 +8,8 @@
 import Invocations
 
 enum DelayedPerformRequests {
+    // `@unchecked Sendable`: `id` and `selector` never change; `timer` is
+    // read and written only under `DelayedPerformRequests.lock`.
     private final class Request: @unchecked Sendable {
         // Immutable.
         let id: UInt64
@@ -25,6 +27,7 @@ enum DelayedPerformRequests {
     // value, its storage's), which is stable while a request is registered:
     // the invocation keeps the target (or the storage) alive.
     nonisolated(unsafe) private static var requests: [ObjectIdentifier: [Request]] = [:]
+    // Guarded by `lock`, as `requests`.
     nonisolated(unsafe) private static var nextID: UInt64 = 0
 
     static func schedule(

@@ -8,7 +8,10 @@
 import CLibevent
 
 final class Lock: @unchecked Sendable {
-    // Heap-allocated so its address never moves while a thread holds it.
+    // `@unchecked Sendable`: its one field never changes, and the mutex it
+    // points to is what makes the calls safe from any thread (a pthread
+    // mutex is made to be shared). Heap-allocated so its address never
+    // moves while a thread holds it.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     init() {

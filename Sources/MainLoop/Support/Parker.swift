@@ -5,6 +5,9 @@
 import CLibevent
 
 final class Parker: @unchecked Sendable {
+    // `@unchecked Sendable`: `storage` never changes; what it points to is a
+    // pthread mutex and condition variable, made to be used from any thread,
+    // and only through them.
     private let storage: UnsafeMutablePointer<mainloop_parker>
 
     init() {
