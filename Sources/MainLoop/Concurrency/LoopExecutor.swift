@@ -53,7 +53,7 @@ public final class LoopExecutor: SerialExecutor, TaskExecutor, @unchecked Sendab
 
     /// The site its jobs are labelled with: the name, or none.
     var site: PostSite {
-        label.map { PostSite(bits: UInt(bitPattern: $0) & 0xFFFF_FFFF_FFFF) } ?? .none
+        label.map { PostSite(name: $0) } ?? .none
     }
 
     /// Puts `job` in the loop's mailbox, to run on the loop's thread (as a

@@ -10,13 +10,8 @@
 // ends the process, and at worst the line is missing.
 import Glibc
 
-/// Work that names itself, which a loop thread can say it is running.
-protocol CrashDescribable: AnyObject {
-    /// What the crash line says the loop was doing: "performing Counter.add:".
-    var crashDescription: String { get }
-}
-
-/// What the calling loop thread is running, if it named it (a `CrashDescribable`).
+/// What the calling loop thread is running, if it named it: a C string that
+/// lives as long as the process (an invocation's interned `Type.selector`).
 private let runningWorkKey: pthread_key_t = {
     var key = pthread_key_t()
     let rc = pthread_key_create(&key, nil)
@@ -59,10 +54,8 @@ enum CrashReport {
         guard let loopPointer = pthread_getspecific(currentLoopKey) else { return }
         let loop = Unmanaged<EventLoop>.fromOpaque(loopPointer).takeUnretainedValue()
         var line = "MainLoop: loop '\(loop.name)' crashed (signal \(signalNumber)) while "
-        if let running = pthread_getspecific(runningWorkKey),
-            let work = Unmanaged<AnyObject>.fromOpaque(running).takeUnretainedValue() as? CrashDescribable
-        {
-            line += "\(work.crashDescription)\n"
+        if let running = pthread_getspecific(runningWorkKey) {
+            line += "performing \(String(cString: running.assumingMemoryBound(to: CChar.self)))\n"
         } else {
             line += "running a posted job\n"
         }
@@ -71,11 +64,11 @@ enum CrashReport {
 }
 
 extension CrashReport {
-    /// Loop thread: runs `body`, recording that `work` is what this thread
-    /// runs, for the crash line.
-    static func whileRunning<R>(_ work: some CrashDescribable, _ body: () throws -> R) rethrows -> R {
+    /// Loop thread: runs `body`, recording that the work named `name` is
+    /// what this thread runs, for the crash line.
+    static func whileRunning<R>(named name: UnsafePointer<CChar>, _ body: () throws -> R) rethrows -> R {
         let outer = pthread_getspecific(runningWorkKey)
-        pthread_setspecific(runningWorkKey, Unmanaged<AnyObject>.passUnretained(work).toOpaque())
+        pthread_setspecific(runningWorkKey, name)
         defer { pthread_setspecific(runningWorkKey, outer) }
         return try body()
     }

@@ -294,8 +294,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             lifecycle = .stopped
             let live = registrations
             registrations = [:]
-            let queuedBatches = mailbox.closeAndTakeAll()
+            let (queuedBatches, refused) = mailbox.closeAndTakeAll()
             stateLock.unlock()
+            for entry in refused { entry.waiter.wakeProducer() }
             for var queued in queuedBatches {
                 queued.removeAll { $0.abandon(.shutDown) }
                 queued.deallocate()
@@ -304,8 +305,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             termination.open()
         case .running:
             lifecycle = .stopping
-            let sleeping = mailbox.close()
+            let (sleeping, refused) = mailbox.close()
             stateLock.unlock()
+            for entry in refused { entry.waiter.wakeProducer() }
             if sleeping { wake() }
         case .stopping, .stopped:
             stateLock.unlock()

@@ -99,7 +99,9 @@ final class LoopCore: @unchecked Sendable {
 
     /// Any thread: closes the mailbox (see `Mailbox.close`), waking the loop if it sleeps.
     func closeMailbox() {
-        if mailbox.close() { wake() }
+        let (sleeping, refused) = mailbox.close()
+        for entry in refused { entry.waiter.wakeProducer() }
+        if sleeping { wake() }
     }
 
     /// Any thread: the activity word for a watchdog, made (and handed to the
@@ -171,13 +173,23 @@ final class LoopCore: @unchecked Sendable {
     /// `finishDrain`: no producer writes the eventfd until `finishDrain` has
     /// declared the loop asleep again, so no wake-up can be lost in between.
     private func runBatch(consumingWakeSignal: Bool) -> Mailbox.DrainOutcome {
-        var batch = nextBatch ?? mailbox.takeBatch()
-        nextBatch = nil
+        var batch: JobBuffer
+        if let next = nextBatch {
+            batch = next
+            nextBatch = nil
+        } else {
+            let taken = mailbox.takeBatch()
+            batch = taken.batch
+            for producer in taken.admitted { producer.wakeProducer() }
+        }
         let ran = batch.count
         _ = run(&batch)
         if consumingWakeSignal { _ = mainloop_eventfd_drain(eventFD) }
         let outcome = mailbox.finishDrain(batch, ran: ran)
-        if case .more(let next) = outcome { nextBatch = next }
+        if case .more(let next, let admitted) = outcome {
+            nextBatch = next
+            for producer in admitted { producer.wakeProducer() }
+        }
         return outcome
     }
 

@@ -30,14 +30,14 @@ extension EventLoop {
     }
 
     /// `work` as a non-throwing closure that hands what it throws to
-    /// `report`, labelled with where it was posted or registered from.
+    /// `report`, labelled with where it was posted or registered from (the
+    /// label is built only when there is an error to report).
     /// Unowned: the loop runs the closure, so the loop is alive when it does.
     private func reportingErrors(
         of work: @escaping @Sendable () throws -> Void, from file: StaticString, _ line: UInt
     ) -> @Sendable () -> Void {
-        let label = "\(file):\(line)"
-        return { [unowned self] in
-            do { try work() } catch { self.report(error, label: label) }
+        { [unowned self] in
+            do { try work() } catch { self.report(error, label: "\(file):\(line)") }
         }
     }
 
@@ -73,9 +73,8 @@ extension EventLoop {
         fd: Int32, for events: IOEvents, file: StaticString = #fileID, line: UInt = #line,
         _ handler: @escaping @Sendable (IOEvents) throws -> Void
     ) throws -> Watch {
-        let label = "\(file):\(line)"
-        return try watch(fd: fd, for: events) { [unowned self] ready in
-            do { try handler(ready) } catch { self.report(error, label: label) }
+        try watch(fd: fd, for: events) { [unowned self] ready in
+            do { try handler(ready) } catch { self.report(error, label: "\(file):\(line)") }
         }
     }
 

@@ -1,4 +1,84 @@
-// Mailbox.swift: the lock, the pending batch, and the rule that decides
+// Mailbox.swift: the loop's side of a post, up to the drain: what travels
+// (`Job`), where it waits (`JobBuffer`), the queue and its wake-up rule
+// (`Mailbox`), and `enqueue`, which acts on what the mailbox answers (wake
+// the loop; for a bounded mailbox that is full, wait for room, refuse, or
+// admit). The drain that takes the jobs out is LoopCore.swift.
+import CLibevent
+import Synchronization
+
+// MARK: - RoomWait
+
+// Every post goes through `enqueue`, which acts on what the
+// mailbox answers: wake the loop, or (a bounded mailbox that is full) wait
+// for room, refuse, or admit anyway, as the post's policy says.
+/// How a post behaves when a bounded mailbox is full.
+@usableFromInline
+enum RoomPolicy {
+    /// Block until the loop makes room, or until the deadline (monotonic ns; nil: none).
+    case wait(until: UInt64?)
+    /// Throw `.full` at once.
+    case refuse
+    /// Never wait and never refuse for lack of room (Swift concurrency
+    /// jobs and `perform`, which must not block a thread).
+    case admit
+}
+
+extension EventLoop {
+    /// Any thread: hands `job` to the mailbox, waking the loop when it sleeps.
+    /// - Throws: the close reason (`.shutDown`) once the mailbox is closed;
+    ///   with a bound, `.full`, `.timedOut` or `.deadlock` per `policy`.
+    @usableFromInline
+    func enqueue(_ job: Job, site: PostSite = .none, policy: RoomPolicy = .wait(until: nil)) throws(EventLoopError) {
+        let offer: Mailbox.Offer
+        if case .admit = policy {
+            offer = try mailbox.admit(job, site: site)
+        } else {
+            offer = try mailbox.offer(job, site: site)
+        }
+        switch offer {
+        case .queued: return
+        case .queuedWakeLoop: wake()
+        case .full: try enqueueWhenFull(job, site, policy)
+        }
+    }
+
+    /// Any thread: hands `job` to the urgent lane (see `postUrgent`).
+    @usableFromInline
+    func enqueueUrgent(_ job: Job, site: PostSite) throws(EventLoopError) {
+        if case .queuedWakeLoop = try mailbox.offerUrgent(job, site: site) { wake() }
+    }
+
+    /// The full-mailbox path. Posts from the loop's own thread are always
+    /// admitted: the loop cannot wait for itself.
+    private func enqueueWhenFull(_ job: Job, _ site: PostSite, _ policy: RoomPolicy) throws(EventLoopError) {
+        if inLoop {
+            if case .queuedWakeLoop = try mailbox.admit(job, site: site) { wake() }
+            return
+        }
+        let deadline: UInt64?
+        switch policy {
+        case .admit: preconditionFailure("MainLoop: an admitted post found the mailbox full")
+        case .refuse: throw .full
+        case .wait(let until): deadline = until
+        }
+        // A loop thread waiting for room in another loop depends on that
+        // loop, like a blocking post: the edge is recorded (unless the
+        // blocking post this is part of did), a cycle refused.
+        let caller = EventLoop.current.flatMap { WaitForGraph.target(of: $0) == nil ? $0 : nil }
+        if let caller { try WaitForGraph.block(caller, on: self) }
+        defer { if let caller { WaitForGraph.unblock(caller) } }
+        let room = Completion<Void>()
+        switch try mailbox.offer(job, site: site, orWaitWith: room) {
+        case .queued: return
+        case .queuedWakeLoop: wake()
+        case .full: try room.waitForRoom(until: deadline) { self.mailbox.withdraw(room) }
+        }
+    }
+}
+
+// MARK: - Mailbox
+
+// The lock, the pending batch, and the rule that decides
 // when the loop must be woken. A plain queue: it does not know which thread
 // calls it, writes no file descriptor and never blocks anybody. It tells its
 // caller "wake the loop" or "full", and the caller (EventLoop, Waiting/)
@@ -26,7 +106,8 @@
 // wait queues its job with a room-wait `Completion`, in FIFO order; the loop
 // hands room to waiters, oldest first, whenever it swaps a batch out, by
 // appending their jobs itself (so nobody overtakes a waiter between its
-// wake-up and a retry).
+// wake-up and a retry). The mailbox only decides who was admitted (or, on
+// close, refused) and hands them back: the caller wakes them after the lock.
 //
 // Urgent lane: `postUrgent` jobs go to `urgent`, a second buffer, and set
 // `attention`'s urgent bit, which the loop reads (one relaxed load, with the
@@ -46,9 +127,6 @@
 // struct. Pointer access has no dynamic exclusivity checks (class stored
 // properties do, and they showed up in profiles of the post path), and the
 // mutex never moves.
-import CLibevent
-import Synchronization
-
 final class Mailbox: @unchecked Sendable {
     // `@unchecked Sendable`: every field of `State` but `spare` is guarded by
     // `State.mutex`; `spare` is loop-thread only.
@@ -73,11 +151,14 @@ final class Mailbox: @unchecked Sendable {
         case full
     }
 
+    /// A producer blocked for room, with the job it brings.
+    typealias RoomWaiter = (job: Job, site: PostSite, waiter: Completion<Void>)
+
     enum DrainOutcome {
         /// More work arrived during the drain; here it is, taken in the same
         /// critical section (one lock round trip per drain under load). Run it
         /// after I/O and timers had a turn.
-        case more(JobBuffer)
+        case more(JobBuffer, admitted: [Completion<Void>])
         /// Empty; the phase is `.asleep` and the loop may sleep.
         case idle
         /// Empty and closed: the final drain is done.
@@ -98,7 +179,7 @@ final class Mailbox: @unchecked Sendable {
         /// Most jobs `pending` may hold (Int.max: unbounded).
         var capacity = Int.max
         /// Producers blocked for room, oldest first, with the job each brings.
-        var roomWaiters: [(job: Job, site: PostSite, waiter: Completion<Void>)] = []
+        var roomWaiters: [RoomWaiter] = []
         var posted: UInt64 = 0
         var wakeUpsWritten: UInt64 = 0
         var highWaterMark = 0
@@ -312,29 +393,34 @@ final class Mailbox: @unchecked Sendable {
     }
 
     /// Lock held: moves waiting producers' jobs into `pending`, oldest first,
-    /// while there is room, and wakes them.
-    private func admitWaiters() {
+    /// while there is room. Returns the producers admitted, for the caller
+    /// to wake after the lock (`Completion.wakeProducer`).
+    private func admitWaiters() -> [Completion<Void>] {
         var served = 0
+        var admitted: [Completion<Void>] = []
         for entry in state.pointee.roomWaiters {
             guard state.pointee.pending.count < state.pointee.capacity else { break }
             served += 1
-            guard entry.waiter.admit() else { continue }
+            guard entry.waiter.grantRoom() else { continue }
             store(entry.job, site: entry.site, in: &state.pointee.pending)
+            admitted.append(entry.waiter)
         }
-        guard served > 0 else { return }
+        guard served > 0 else { return admitted }
         state.pointee.roomWaiters.removeFirst(served)
         state.pointee.highWaterMark = Swift.max(state.pointee.highWaterMark, state.pointee.pending.count)
+        return admitted
     }
 
-    /// Loop thread: takes every pending job in one swap.
-    func takeBatch() -> JobBuffer {
+    /// Loop thread: takes every pending job in one swap. `admitted`: the
+    /// producers that waited for room and got it; the caller wakes them.
+    func takeBatch() -> (batch: JobBuffer, admitted: [Completion<Void>]) {
         lock()
         let batch = state.pointee.pending
         state.pointee.pending = state.pointee.spare
-        if !state.pointee.roomWaiters.isEmpty { admitWaiters() }
+        let admitted = state.pointee.roomWaiters.isEmpty ? [] : admitWaiters()
         unlock()
         state.pointee.spare = JobBuffer()
-        return batch
+        return (batch, admitted)
     }
 
     /// Loop thread: hands back the emptied batch buffer, records the drain and
@@ -350,21 +436,22 @@ final class Mailbox: @unchecked Sendable {
         if state.pointee.pending.count > 0 {
             let next = state.pointee.pending
             state.pointee.pending = batch
-            if !state.pointee.roomWaiters.isEmpty { admitWaiters() }
-            return .more(next)
+            return .more(next, admitted: state.pointee.roomWaiters.isEmpty ? [] : admitWaiters())
         }
         state.pointee.spare = batch
         // Only urgent jobs came in: the next drain has an empty batch and runs them.
-        if state.pointee.urgent.count > 0 { return .more(JobBuffer()) }
+        if state.pointee.urgent.count > 0 { return .more(JobBuffer(), admitted: []) }
         if case .closed = state.pointee.phase { return .closedAndEmpty }
         state.pointee.phase = .asleep
         return .idle
     }
 
     /// Refuses every later post, and every producer waiting for room, with
-    /// `.shutDown`. Returns true when the loop sleeps waiting for a wake-up,
-    /// which the caller must then write.
-    func close() -> Bool {
+    /// `.shutDown`. Returns whether the loop sleeps waiting for a wake-up,
+    /// which the caller must then write, and the producers refused, which
+    /// the caller wakes (`Completion.wakeProducer`) after the lock; their
+    /// jobs are released with the list, outside the lock too.
+    func close() -> (wakeLoop: Bool, refused: [RoomWaiter]) {
         lock()
         let wasAsleep: Bool
         switch state.pointee.phase {
@@ -372,23 +459,24 @@ final class Mailbox: @unchecked Sendable {
         case .awake: wasAsleep = false
         case .closed:
             unlock()
-            return false
+            return (false, [])
         }
         state.pointee.phase = .closed(.shutDown)
         let refused = refuseWaiters()
         if wasAsleep { state.pointee.wakeUpsWritten &+= 1 }
         unlock()
-        _ = refused  // released outside the lock
-        return wasAsleep
+        return (wasAsleep, refused)
     }
 
-    /// Lock held: every blocked producer is refused; their jobs are returned
-    /// so that they are released after the lock.
-    private func refuseWaiters() -> [(job: Job, site: PostSite, waiter: Completion<Void>)] {
-        let refused = state.pointee.roomWaiters
+    /// Lock held: every blocked producer is refused (none has withdrawn: a
+    /// withdrawal removes its entry under this lock). The entries are
+    /// returned, so that their jobs are released and their producers woken
+    /// after the lock.
+    private func refuseWaiters() -> [RoomWaiter] {
+        let entries = state.pointee.roomWaiters
         state.pointee.roomWaiters = []
-        for entry in refused { entry.waiter.abandon(.shutDown) }
-        return refused
+        for entry in entries { _ = entry.waiter.refuseRoom(.shutDown) }
+        return entries
     }
 
     var isClosed: Bool {
@@ -399,8 +487,9 @@ final class Mailbox: @unchecked Sendable {
     }
 
     /// Closes the mailbox and takes what is still queued (urgent jobs
-    /// first), for a loop that will never drain it (stopped before it ran).
-    func closeAndTakeAll() -> [JobBuffer] {
+    /// first), for a loop that will never drain it (stopped before it ran),
+    /// with the producers refused room, which the caller wakes.
+    func closeAndTakeAll() -> (batches: [JobBuffer], refused: [RoomWaiter]) {
         lock()
         if case .closed = state.pointee.phase {} else { state.pointee.phase = .closed(.shutDown) }
         let refused = refuseWaiters()
@@ -409,8 +498,7 @@ final class Mailbox: @unchecked Sendable {
         state.pointee.pending = JobBuffer()
         attentionWord.bits.bitwiseAnd(~Attention.urgent, ordering: .relaxed)
         unlock()
-        _ = refused
-        return batches
+        return (batches, refused)
     }
 
     func counters() -> EventLoopStats {
@@ -423,5 +511,247 @@ final class Mailbox: @unchecked Sendable {
             pending: state.pointee.pending.count + state.pointee.urgent.count,
             capacity: state.pointee.capacity == Int.max ? nil : state.pointee.capacity,
             highWaterMark: state.pointee.highWaterMark, postsThatWaited: state.pointee.postsThatWaited)
+    }
+}
+
+// MARK: - AttentionWord
+
+// The mailbox's attention bits, alone on a cache line.
+//
+// The loop reads the word before every job; producers write the mailbox's
+// mutex and tail on every post. Sharing a line would bounce it between the
+// cores on every post: post throughput measured 23 against 40 M/s,
+// depending on where malloc put the two. A Swift object is only 16-byte
+// aligned, so the word is padded by a full line on each side: whatever
+// 64-byte line holds it holds only padding besides.
+final class AttentionWord: Sendable {
+    private let before: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    /// The `Mailbox.Attention` bits.
+    let bits = Atomic<UInt8>(0)
+    private let after: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+}
+
+// MARK: - JobBuffer
+
+// The mailbox's storage for pending jobs.
+//
+// Beside each job, a word for its post site (Observability/PostSite.swift),
+// written only once somebody asked for labels: `sitesFrom` is the first
+// index whose word was written. The site array is allocated on the first
+// labelled append and grows with the jobs from then on, so a loop nobody
+// watches pays neither memory nor stores for it. Sampled jobs (one
+// post in 64, for the latency figures) are listed in `samples`, in index
+// order, with the time each was accepted.
+/// A growable array of jobs with no copy-on-write and no uniqueness checks:
+/// the mailbox owns exactly two of them and swaps them, so steady state
+/// allocates nothing. Not thread-safe; its owner says what guards it.
+struct JobBuffer {
+    private(set) var base: UnsafeMutablePointer<Job>?
+    private var sites: UnsafeMutablePointer<PostSite>?
+    private(set) var count = 0
+    private(set) var capacity = 0
+    /// The first index whose site was recorded (Int.max: none).
+    private var sitesFrom = Int.max
+    /// Sampled jobs: their index and when they were accepted (monotonic ns).
+    private(set) var samples: [(index: Int, acceptedAt: UInt64)] = []
+
+    @inline(__always)
+    mutating func append(_ job: Job) {
+        if count == capacity { grow() }
+        (base.unsafelyUnwrapped + count).initialize(to: job)
+        count += 1
+    }
+
+    /// Appends `job` with its post site recorded.
+    @inline(__always)
+    mutating func append(_ job: Job, site: PostSite) {
+        if count == capacity { grow() }
+        if sites == nil { sites = .allocate(capacity: capacity) }
+        if sitesFrom == Int.max { sitesFrom = count }
+        (base.unsafelyUnwrapped + count).initialize(to: job)
+        (sites.unsafelyUnwrapped + count).initialize(to: site)
+        count += 1
+    }
+
+    /// Marks the last job appended as sampled, accepted at `time`.
+    mutating func sampleLast(acceptedAt time: UInt64) {
+        samples.append((count - 1, time))
+    }
+
+    private mutating func grow() {
+        let newCapacity = Swift.max(capacity * 2, 256)
+        let newBase = UnsafeMutablePointer<Job>.allocate(capacity: newCapacity)
+        if let base {
+            newBase.moveInitialize(from: base, count: count)
+            base.deallocate()
+        }
+        if let sites {
+            let newSites = UnsafeMutablePointer<PostSite>.allocate(capacity: newCapacity)
+            if sitesFrom < count {
+                (newSites + sitesFrom).moveInitialize(from: sites + sitesFrom, count: count - sitesFrom)
+            }
+            sites.deallocate()
+            self.sites = newSites
+        }
+        base = newBase
+        capacity = newCapacity
+    }
+
+    /// Moves job `index` out (each job is taken once, in order, by the loop).
+    @inline(__always)
+    func take(_ index: Int) -> Job {
+        (base.unsafelyUnwrapped + index).move()
+    }
+
+    /// The post site of job `index`, if it was recorded.
+    func site(_ index: Int) -> PostSite {
+        index >= sitesFrom && index < count ? sites.unsafelyUnwrapped[index] : .none
+    }
+
+    /// After every job was taken: empty again (capacity kept).
+    mutating func reset() {
+        count = 0
+        sitesFrom = Int.max
+        if !samples.isEmpty { samples.removeAll(keepingCapacity: true) }
+    }
+
+    /// Removes every job, handing each to `body` (for abandoning them).
+    mutating func removeAll(_ body: (Job) -> Void) {
+        guard let base else { return }
+        for index in 0..<count { body((base + index).move()) }
+        reset()
+    }
+
+    /// Frees the storage. The buffer must be empty.
+    mutating func deallocate() {
+        precondition(count == 0, "JobBuffer freed with \(count) jobs in it")
+        base?.deallocate()
+        sites?.deallocate()
+        base = nil
+        sites = nil
+        capacity = 0
+    }
+}
+
+// MARK: - Job
+
+// One record in the mailbox, and what the loop does with it.
+/// A job that is an object of its own: a wait somebody keeps a handle on (a
+/// blocked caller, a suspended task: `Completion`), or a record a client of
+/// the post API brings (an invocation). The loop either runs it or, when it
+/// never will (the loop was stopped before it ran), abandons it, so that
+/// whoever waits is always told.
+@usableFromInline
+protocol MailboxRecord: AnyObject, Sendable {
+    /// Loop thread: run the work, unless the poster withdrew it, and release the poster.
+    func run()
+    /// The loop will never run this record: release the poster with `error`.
+    func abandon(_ error: EventLoopError)
+}
+
+extension Completion: MailboxRecord {}
+
+/// What travels through the mailbox. An enum, not a protocol existential, so
+/// a plain post stores its closure inline with no allocation of its own.
+@usableFromInline
+enum Job {
+    /// A fire-and-forget post.
+    case work(@Sendable () -> Void)
+    /// A record: a post somebody waits on, or a client's own job object.
+    case record(any MailboxRecord)
+    /// A `LoopBound` post: its body's two words (see `BoundBody`) and the
+    /// storage. The body is not wrapped in a closure that captures the
+    /// storage, which would cost an allocation per post. The storage is
+    /// unretained (see `LoopBound.storage`), and comes last: the enum keeps
+    /// its case tag in that reference's spare bits, which holds a job to 24
+    /// bytes.
+    case bound(BoundBody, Unmanaged<BoundStorage>)
+    /// A Swift concurrency job for one of the loop's executors. The
+    /// executor is unretained: the loop keeps its executors, and a job only
+    /// runs on its own loop, which is alive then.
+    case executorJob(UnownedJob, Unmanaged<LoopExecutor>)
+    /// A MainActor job, when EventLoop.main is installed as Swift's main
+    /// executor: it runs on that executor's identity, so the runtime sees it
+    /// already on the MainActor and does not enqueue it again.
+    case mainExecutorJob(UnownedJob)
+
+    @inline(__always)
+    func run() {
+        switch self {
+        case .work(let body): body()
+        case .record(let record): record.run()
+        case .bound(let body, let storage): storage.takeUnretainedValue().run(body)
+        case .executorJob(let job, let executor):
+            // On the serial executor's identity, also for jobs that came
+            // through task-executor preference: the task keeps its preference
+            // either way, and naming a task executor here as well made the
+            // runtime re-enqueue actor jobs it should have run at once (a test
+            // caught the reordering).
+            job.runSynchronously(on: executor.takeUnretainedValue().asUnownedSerialExecutor())
+        case .mainExecutorJob(let job):
+            job.runSynchronously(on: MainLoopMainExecutor.shared.asUnownedSerialExecutor())
+        }
+    }
+
+    /// The loop will never run this job: tell its poster, if anybody waits.
+    /// (A concurrency job cannot be failed: its task will never resume, which
+    /// is said on standard error rather than left silent.)
+    func abandon(_ error: EventLoopError) {
+        switch self {
+        case .work, .bound: break
+        case .record(let record): record.abandon(error)
+        case .executorJob(_, let executor):
+            writeToStandardError(
+                "MainLoop: loop '\(executor.takeUnretainedValue().loop.name)' was stopped before it ran; a Swift concurrency job queued on it will never run\n"
+            )
+        case .mainExecutorJob:
+            writeToStandardError(
+                "MainLoop: loop 'main' was stopped before it ran; a MainActor job queued on it will never run\n")
+        }
+    }
+}
+
+// MARK: - PostSite
+
+// Where a job was posted, as one word, so that a slow or
+// stalled job can be named without costing the post anything: `post` and
+// its kin take `#fileID` and `#line` as default arguments (compile-time
+// constants), and this packs them into the pointer to the file name's
+// static bytes (low 48 bits; user-space addresses fit) and the line (high
+// 16 bits). The mailbox stores the word only once somebody asked for labels
+// (`onSlowJob`, `watchdog`); it is decoded only for a report.
+/// A post's call site (`#fileID:#line`), packed into one word; 0: unknown.
+@usableFromInline
+struct PostSite: Sendable, Equatable {
+    @usableFromInline let bits: UInt
+
+    @inlinable @inline(__always)
+    init(file: StaticString, line: UInt) {
+        guard file.hasPointerRepresentation else {
+            bits = 0
+            return
+        }
+        bits = UInt(bitPattern: file.utf8Start) & 0xFFFF_FFFF_FFFF | (Swift.min(line, 0xFFFF) << 48)
+    }
+
+    @inlinable init(bits: UInt) { self.bits = bits }
+
+    /// A job named by a C string that lives as long as the process (an
+    /// invocation's interned `Type.selector`, a named executor's name),
+    /// with no line.
+    init(name: UnsafePointer<CChar>) {
+        bits = UInt(bitPattern: name) & 0xFFFF_FFFF_FFFF
+    }
+
+    /// Unknown.
+    @usableFromInline static let none = PostSite(bits: 0)
+
+    /// `File.swift:42`, or nil when unknown. Line 0 (no post has it): a
+    /// named executor's jobs, whose site is the name alone.
+    var description: String? {
+        let address = bits & 0xFFFF_FFFF_FFFF
+        guard address != 0, let file = UnsafePointer<CChar>(bitPattern: address) else { return nil }
+        let line = bits >> 48
+        return line == 0 ? String(cString: file) : "\(String(cString: file)):\(line)"
     }
 }

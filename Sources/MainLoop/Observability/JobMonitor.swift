@@ -37,7 +37,6 @@ final class JobMonitor: @unchecked Sendable {
     /// is set for a sampled job (its queue delay is recorded).
     func run(_ job: Job, site: PostSite, acceptedAt: UInt64?) {
         let kind = job.kind
-        let record = slowJob == nil ? nil : job.recordLabel
         activity?.begin(site: site, kind: kind)
         let start = mainloop_monotonic_ns()
         job.run()
@@ -49,7 +48,7 @@ final class JobMonitor: @unchecked Sendable {
         if let slowJob, ran > slowJob.threshold {
             slowJob.handler(
                 SlowJobReport(
-                    label: jobLabel(record: record, site: site, kind: kind),
+                    label: jobLabel(site: site, kind: kind),
                     runTime: .nanoseconds(Int64(clamping: ran))))
         }
     }

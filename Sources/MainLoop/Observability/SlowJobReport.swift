@@ -41,11 +41,6 @@ enum JobKind: UInt8 {
     }
 }
 
-/// A record that can say what it is (an invocation: its selector and target).
-protocol LabelledRecord: AnyObject {
-    var label: String { get }
-}
-
 extension Job {
     var kind: JobKind {
         switch self {
@@ -55,18 +50,11 @@ extension Job {
         case .executorJob, .mainExecutorJob: .concurrency
         }
     }
-
-    /// A record's own label, if it has one.
-    var recordLabel: (any LabelledRecord)? {
-        if case .record(let record) = self { return record as? any LabelledRecord }
-        return nil
-    }
 }
 
-/// A label from what is known of a job: its record's own, its post site,
-/// or its kind.
-func jobLabel(record: (any LabelledRecord)?, site: PostSite, kind: JobKind) -> String {
-    if let record { return record.label }
-    if let place = site.description { return place }
-    return kind.name
+/// A job's label: the one name it was given when posted (its post site: a
+/// `File.swift:42`, an invocation's `Type.selector`, an executor's name),
+/// or else its kind. Built only when a report is made.
+func jobLabel(site: PostSite, kind: JobKind) -> String {
+    site.description ?? kind.name
 }

@@ -44,7 +44,7 @@ final class LoopActivity: Sendable {
     /// Watchdog thread: what is running (read only for a report).
     func label() -> String {
         jobLabel(
-            record: nil, site: PostSite(bits: site.load(ordering: .relaxed)),
+            site: PostSite(bits: site.load(ordering: .relaxed)),
             kind: JobKind(rawValue: kind.load(ordering: .relaxed)) ?? .closure)
     }
 }

@@ -1,4 +1,164 @@
-// Completion.swift: the one state machine behind every wait in MainLoop: a
+// Completion.swift: the caller's side of every wait, top to bottom:
+// `postAndWait` (a thread blocks) and `perform` (a task suspends) wrap their
+// work in a `Completion`, hand it to the mailbox (Mailbox.swift) and wait on
+// it; the loop runs it (LoopCore.swift) and resumes the waiter here. The
+// blocked thread sleeps on its own reused semaphore, until a deadline on
+// CLOCK_MONOTONIC at most.
+import CLibevent
+import Glibc
+import Synchronization
+
+// MARK: - BlockingPost
+
+// `postAndWait`, a post whose caller blocks on its
+// thread's semaphore until the loop has run the work (see Completion.swift).
+extension EventLoop {
+    /// Runs `work` on the loop and blocks the calling thread until it has
+    /// run, returning its value or rethrowing its error.
+    ///
+    /// Called on the loop's own thread, `work` runs inline at once (it never
+    /// waits for itself).
+    ///
+    /// What crosses threads is checked by the compiler:
+    /// - `work` is `sending`, not `@Sendable`: it may capture what the
+    ///   caller hands over and never touches again (a fresh object the loop's
+    ///   state keeps, as `DispatchQueue.sync` users expect), and `Sendable`
+    ///   values, but not a non-`Sendable` object the caller goes on using
+    ///   (that would be two threads on one object). `@Sendable` would refuse
+    ///   the hand-over too; `sending` refuses only the sharing.
+    /// - The result is `Sendable`: nothing of the loop's state (a
+    ///   ``LoopBound`` value, a child object it keeps) can come back to the
+    ///   caller's thread.
+    ///
+    /// - Parameters:
+    ///   - timeout: bounds the wait for the loop to *start* the work
+    ///     (including any wait for room in a full bounded mailbox). If it has
+    ///     not started by then, it is withdrawn (it will never run) and
+    ///     ``EventLoopError/timedOut`` is thrown. Once it has started, the
+    ///     caller waits for its result. `nil` waits as long as it takes;
+    ///     `.zero` or a negative duration withdraws the work at once unless
+    ///     the loop has already started it; a duration past the monotonic
+    ///     clock's range (about 292 years) is the same as `nil`. On the
+    ///     loop's own thread the work runs inline whatever the timeout.
+    ///   - file: the caller's file (a default argument): names the job in
+    ///     slow-job and stall reports.
+    ///   - line: the caller's line, likewise.
+    ///   - work: what runs on the loop's thread.
+    /// - Throws: what `work` throws; ``EventLoopError/shutDown`` if the loop
+    ///   is stopped (or is stopped before it ever ran);
+    ///   ``EventLoopError/timedOut``; ``EventLoopError/deadlock`` when the
+    ///   caller is a loop thread and this loop is, directly or through a
+    ///   chain of loops, blocked waiting on the caller's loop;
+    ///   ``EventLoopError/mainLoopNotRunning`` when the caller is the main
+    ///   thread, this loop is ``main`` and `run()` has not been called (only
+    ///   the main thread can run it, so the wait could never end).
+    public func postAndWait<T: Sendable>(
+        timeout: Duration? = nil, file: StaticString = #fileID, line: UInt = #line,
+        _ work: sending () throws -> T
+    ) throws -> T {
+        try postAndWait(timeout: timeout, site: PostSite(file: file, line: line), work)
+    }
+
+    /// `postAndWait`, with the job's name given as a post site (a waiting
+    /// invocation names itself `Type.selector`).
+    func postAndWait<T: Sendable>(timeout: Duration?, site: PostSite, _ work: () throws -> T) throws -> T {
+        if inLoop {
+            if mailbox.isClosed { throw EventLoopError.shutDown }
+            return try work()
+        }
+        // The main thread, before `run()`, waiting for the main loop: only
+        // this thread can ever run it, so the wait could never end. (Once
+        // the main loop has run, a caller outside it is another thread:
+        // checked first, so that callers pay no system call for the thread id.)
+        if isMain && isIdle && EventLoop.isMainThread {
+            throw EventLoopError.mainLoopNotRunning
+        }
+        let deadline = monotonicDeadline(after: timeout)
+        let caller = EventLoop.current
+        if let caller { try WaitForGraph.block(caller, on: self) }
+        defer { if let caller { WaitForGraph.unblock(caller) } }
+        return try withoutActuallyEscaping(work) { work in
+            let call = Completion(blocking: work)
+            do {
+                try enqueue(.record(call), site: site, policy: .wait(until: deadline))
+            } catch {
+                call.withdraw()  // never queued: let go of the caller's closure
+                throw error
+            }
+            return try call.wait(until: deadline)
+        }
+    }
+}
+
+// MARK: - Perform
+
+// The async counterpart of postAndWait. The caller suspends
+// on a continuation instead of blocking a thread; cancellation or a timeout
+// before the work starts withdraws it (see Waiting/Completion.swift).
+extension EventLoop {
+    /// Runs `work` on the loop and returns its value, suspending the calling
+    /// task (not blocking a thread) until it has run; rethrows its error.
+    ///
+    /// Posted through the mailbox in order with this thread's other posts.
+    /// Never waits for room: a bounded mailbox admits it (Swift concurrency
+    /// must not block a thread). `work` is `@Sendable` and its result
+    /// `Sendable`: a suspended task can resume on any thread, so nothing it
+    /// hands over or gets back may be shared with the loop's state.
+    /// - Parameters:
+    ///   - timeout: bounds the wait for the loop to *start* the work, as in
+    ///     ``postAndWait(timeout:file:line:_:)``: if it has not started by
+    ///     then, it is withdrawn (it never runs) and
+    ///     ``EventLoopError/timedOut`` is thrown. `nil` waits as long as it
+    ///     takes; `.zero` or a negative duration withdraws it at once unless
+    ///     the loop has already started it; a duration past the monotonic
+    ///     clock's range (about 292 years) is the same as `nil`. The timeout
+    ///     is a task sleeping on Swift's global executor, made only when a
+    ///     timeout is given.
+    ///   - file: the caller's file (a default argument): names the job in
+    ///     slow-job and stall reports.
+    ///   - line: the caller's line, likewise.
+    ///   - work: what runs on the loop's thread.
+    /// - Throws: what `work` throws; `CancellationError` if the task is
+    ///   cancelled before the work starts (it is then withdrawn and never
+    ///   runs); ``EventLoopError/timedOut``; ``EventLoopError/shutDown`` once
+    ///   the loop is stopped.
+    public func perform<T: Sendable>(
+        timeout: Duration? = nil, file: StaticString = #fileID, line: UInt = #line,
+        _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        let call = Completion(suspending: work)
+        let expiry = Self.expiry(of: call, after: timeout)
+        defer { expiry?.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard call.arm(continuation) else { return }
+                do throws(EventLoopError) {
+                    try enqueue(.record(call), site: PostSite(file: file, line: line), policy: .admit)
+                } catch {
+                    call.abandon(error)  // not accepted: resume with the refusal
+                }
+            }
+        } onCancel: {
+            call.cancel()
+        }
+    }
+
+    /// The task that withdraws `call` when `timeout` passes before the loop
+    /// started it; nil for no timeout (or one too long to ever pass).
+    private static func expiry<T>(of call: Completion<T>, after timeout: Duration?) -> Task<Void, Never>? {
+        guard let timeout else { return nil }
+        let nanoseconds = timeout.clampedNanoseconds
+        guard nanoseconds <= UInt64.max / 2 else { return nil }
+        return Task {
+            if nanoseconds > 0 { try? await Task.sleep(nanoseconds: nanoseconds) }
+            if !Task.isCancelled { call.expire() }
+        }
+    }
+}
+
+// MARK: - Completion
+
+// The one state machine behind every wait in MainLoop: a
 // blocked `postAndWait`, a suspended `perform`, a producer waiting for room
 // in a bounded mailbox.
 //
@@ -21,9 +181,6 @@
 //   which case it is never resumed. This is what lets a blocked thread reuse
 //   its semaphore (ThreadSemaphore.swift).
 // - Once `running`, the work is never withdrawn: the waiter waits for it.
-import CLibevent
-import Synchronization
-
 /// How a waiter is woken: a blocked thread's semaphore, or a suspended
 /// task's continuation (set by `arm`).
 enum Resumer<T> {
@@ -205,13 +362,104 @@ extension Completion where T == Void {
         }
     }
 
-    /// Room granted (mailbox lock held): the room wait ends admitted.
-    /// Returns false when the waiter had withdrawn already.
-    func admit() -> Bool {
+    /// Room granted (mailbox lock held): the room wait ends admitted. The
+    /// mailbox only decides; whoever acted on its answer wakes the producer
+    /// (`wakeProducer`) once the lock is released. Returns false when the
+    /// waiter had withdrawn already.
+    func grantRoom() -> Bool {
         guard phase.compareExchange(expected: .pending, desired: .finished, ordering: .acquiringAndReleasing).exchanged
         else { return false }
         outcome = .success(())
-        if !FaultInjection.dropsReleases { resume() }
         return true
     }
+
+    /// The mailbox closed (its lock held): the room wait ends refused with
+    /// `error`; woken later by `wakeProducer`, as for `grantRoom`. Returns
+    /// false when the waiter had withdrawn already.
+    func refuseRoom(_ error: EventLoopError) -> Bool {
+        guard phase.compareExchange(expected: .pending, desired: .abandoned, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        outcome = .failure(error)
+        return true
+    }
+
+    /// After the mailbox's lock: wakes a producer whose room wait was
+    /// granted or refused.
+    func wakeProducer() {
+        if !FaultInjection.dropsReleases { resume() }
+    }
+}
+
+// MARK: - ThreadSemaphore
+
+// The semaphore a blocked thread sleeps on, one per
+// thread, made on the thread's first blocking wait and reused for every
+// later one (freed when the thread exits).
+//
+// Reuse is safe because of the rule `Completion` keeps: a wait that took a
+// thread's semaphore ends with its count back at zero. The completer posts
+// exactly once, and the waiter does not leave until it has taken that post,
+// unless it withdrew the wait first, in which case nobody posts. A thread
+// blocks in one wait at a time, so no two waits share a count.
+//
+// A completer's `sem_post` may still be inside its futex wake-up when the
+// waiter has already returned (and even when its thread has exited and the
+// semaphore was freed): glibc's post increments the count first and wakes
+// second, and its futex wake tolerates memory that was reused. What must
+// not outlive the wait is anything the completer reads after the post, and
+// `Completion.resume` reads nothing after it.
+enum ThreadSemaphore {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let rc = pthread_key_create(&key) { pointer in
+            guard let semaphore = pointer?.assumingMemoryBound(to: sem_t.self) else { return }
+            sem_destroy(semaphore)
+            semaphore.deinitialize(count: 1)
+            semaphore.deallocate()
+        }
+        precondition(rc == 0, "MainLoop: pthread_key_create failed with errno \(rc)")
+        return key
+    }()
+
+    /// The calling thread's semaphore (count zero between waits).
+    @inline(__always)
+    static var current: UnsafeMutablePointer<sem_t> {
+        if let existing = pthread_getspecific(key) { return existing.assumingMemoryBound(to: sem_t.self) }
+        let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+        semaphore.initialize(to: sem_t())
+        let rc = sem_init(semaphore, 0, 0)
+        precondition(rc == 0, "MainLoop: sem_init failed with errno \(errno)")
+        pthread_setspecific(key, semaphore)
+        return semaphore
+    }
+
+    /// Takes one post, or gives up at `deadline` (monotonic ns; nil: never).
+    /// Returns false when the deadline passed first.
+    static func wait(_ semaphore: UnsafeMutablePointer<sem_t>, until deadline: UInt64?) -> Bool {
+        let rc = mainloop_sem_wait_until(semaphore, deadline ?? 0)
+        if rc == ETIMEDOUT { return false }
+        precondition(rc == 0, "MainLoop: sem_wait failed with errno \(rc)")
+        return true
+    }
+
+    static func post(_ semaphore: UnsafeMutablePointer<sem_t>) {
+        let rc = sem_post(semaphore)
+        precondition(rc == 0, "MainLoop: sem_post failed with errno \(errno)")
+    }
+}
+
+// MARK: - Deadline
+
+// Timeouts as absolute CLOCK_MONOTONIC nanoseconds, the
+// form every bounded wait (semaphore, condition variable) takes.
+/// The monotonic deadline `timeout` from now, in nanoseconds; `nil` for no timeout.
+func monotonicDeadline(after timeout: Duration?) -> UInt64? {
+    guard let timeout else { return nil }
+    let (seconds, attoseconds) = timeout.components
+    if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return mainloop_monotonic_ns() }
+    let nanos = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
+    let total = nanos.partialValue.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+    if nanos.overflow || total.overflow { return UInt64.max / 2 }
+    let sum = mainloop_monotonic_ns().addingReportingOverflow(total.partialValue)
+    return sum.overflow ? UInt64.max / 2 : sum.partialValue
 }
