@@ -1,5 +1,5 @@
 // Posting.swift: fire-and-forget posts. Each is a `Job.work` handed to
-// `enqueue` (Waiting/RoomWait.swift), which wakes the loop when it sleeps and
+// `enqueue` (Mailbox/Mailbox.swift), which wakes the loop when it sleeps and
 // applies the post's policy when a bounded mailbox is full. Every post takes
 // its call site (`#fileID`, `#line`) as default arguments: compile-time
 // constants, stored only when somebody asked for slow jobs or stalls by name.

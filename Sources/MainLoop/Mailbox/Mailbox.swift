@@ -535,7 +535,7 @@ final class AttentionWord: Sendable {
 
 // The mailbox's storage for pending jobs.
 //
-// Beside each job, a word for its post site (Observability/PostSite.swift),
+// Beside each job, a word for its post site (the PostSite section below),
 // written only once somebody asked for labels: `sitesFrom` is the first
 // index whose word was written. The site array is allocated on the first
 // labelled append and grows with the jobs from then on, so a loop nobody

@@ -14,7 +14,7 @@ import Invocations
 // The performSelector family on every Sendable
 // Invocable (a mutable single-threaded core has it through LoopBound,
 // LoopBoundPerformSelector.swift). The invocation is checked on the caller's
-// thread, then delivered through the post API (InvocationDelivery.swift):
+// thread, then delivered through the post API (the delivery section below):
 // same order, room, timeout and stop guarantees as a post.
 /// The performSelector family on an object that may be reached from any
 /// thread: `Sendable` (immutable, internally locked, or `@MainActor`). A

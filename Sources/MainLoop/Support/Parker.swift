@@ -1,7 +1,7 @@
 // Parker.swift: a mutex and a condition variable on CLOCK_MONOTONIC, for a
 // latch that several threads may wait on at once (a loop's termination).
 // A single blocked caller sleeps on its thread's semaphore instead
-// (Waiting/ThreadSemaphore.swift).
+// (the ThreadSemaphore section of Waiting/Completion.swift).
 import CLibevent
 
 final class Parker: @unchecked Sendable {

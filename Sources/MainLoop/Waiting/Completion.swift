@@ -179,7 +179,7 @@ extension EventLoop {
 //   continuation) orders those accesses.
 // - A record is resumed exactly once, unless its waiter withdrew it, in
 //   which case it is never resumed. This is what lets a blocked thread reuse
-//   its semaphore (ThreadSemaphore.swift).
+//   its semaphore (the ThreadSemaphore section below).
 // - Once `running`, the work is never withdrawn: the waiter waits for it.
 /// How a waiter is woken: a blocked thread's semaphore, or a suspended
 /// task's continuation (set by `arm`).
