@@ -490,10 +490,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// call site to label it. A later call replaces the handler.
     /// - Throws: ``EventLoopError/shutDown`` once the loop has stopped.
     public func onSlowJob(threshold: Duration, _ handler: @escaping @Sendable (SlowJobReport) -> Void) throws {
-        let core = try self.core()
-        core.mailbox.startLabelling()
         let nanoseconds = threshold.clampedNanoseconds
-        let monitor = core.monitor
-        try enqueue(.work { monitor.setSlowJobHandler(threshold: nanoseconds, handler) }, policy: .admit)
+        try core().watchEveryJob { $0.setSlowJobHandler(threshold: nanoseconds, handler) }
     }
 }

@@ -62,7 +62,7 @@ final class LoopCore: @unchecked Sendable {
         self.base = base
         self.eventFD = fd
         self.mailbox = Mailbox(capacity: mailboxCapacity, sampling: latencyStats)
-        self.monitor = JobMonitor(latencyStats: latencyStats, mailbox: mailbox)
+        self.monitor = JobMonitor(latencyStats: latencyStats)
         let context = Unmanaged.passUnretained(self).toOpaque()
         wakeEvent = event_new(
             base, fd, Int16(EV_READ | EV_PERSIST),
@@ -112,10 +112,22 @@ final class LoopCore: @unchecked Sendable {
         if let sharedActivity { return sharedActivity }
         let activity = LoopActivity()
         sharedActivity = activity
-        mailbox.startLabelling()
-        let monitor = self.monitor
-        if case .queuedWakeLoop = try mailbox.admit(.work { monitor.attach(activity) }, site: .none) { wake() }
+        try watchEveryJob { $0.attach(activity) }
         return activity
+    }
+
+    /// Any thread: from now on every job is labelled with its post site and
+    /// goes through the monitor, which `change` sets up on the loop's
+    /// thread (a slow-job handler, a watchdog's activity word). The mailbox
+    /// is told here, not by the monitor: the monitor knows nothing of it.
+    func watchEveryJob(_ change: @escaping @Sendable (JobMonitor) -> Void) throws(EventLoopError) {
+        mailbox.startLabelling()
+        let (monitor, mailbox) = (self.monitor, self.mailbox)
+        let job = Job.work {
+            change(monitor)
+            mailbox.startWatching()
+        }
+        if case .queuedWakeLoop = try mailbox.admit(job, site: .none) { wake() }
     }
 
     /// Loop thread only: the batch the last drain took for the next turn.

@@ -332,7 +332,7 @@ final class Mailbox: @unchecked Sendable {
         unlock()
     }
 
-    /// Loop thread: record each job's post site from now on.
+    /// Any thread (under the lock): record each job's post site from now on.
     func startLabelling() {
         lock()
         state.pointee.labelling = true

@@ -11,26 +11,19 @@ final class JobMonitor: @unchecked Sendable {
     private(set) var slowJob: (threshold: UInt64, handler: @Sendable (SlowJobReport) -> Void)?
     private(set) var activity: LoopActivity?
 
-    init(latencyStats: Bool, mailbox: Mailbox) {
+    init(latencyStats: Bool) {
         recorder = latencyStats ? LatencyRecorder() : nil
-        self.mailbox = mailbox
     }
 
-    /// Told when every job must go through `run(_:site:acceptedAt:)`
-    /// (somebody wants slow jobs or stalls reported): the mailbox's
-    /// attention word, which the loop reads before each job anyway.
-    private let mailbox: Mailbox
-
-    /// Loop thread.
+    /// Loop thread (see `LoopCore.watchEveryJob`, which also has every job
+    /// sent through `run(_:site:acceptedAt:)` from then on).
     func setSlowJobHandler(threshold: UInt64, _ handler: @escaping @Sendable (SlowJobReport) -> Void) {
         slowJob = (threshold, handler)
-        mailbox.startWatching()
     }
 
-    /// Loop thread.
+    /// Loop thread, likewise.
     func attach(_ activity: LoopActivity) {
         self.activity = activity
-        mailbox.startWatching()
     }
 
     /// Loop thread: runs `job`, measuring what is asked for. `acceptedAt`
