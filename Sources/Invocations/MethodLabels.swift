@@ -6,6 +6,7 @@ import Glibc
 /// The interned labels. A label is made once per registration (a
 /// `MethodTable.method` call), never per call; identical labels share one
 /// string, so the set is bounded by the program's distinct methods.
+@usableFromInline
 enum MethodLabels {
     // `nonisolated(unsafe)`: guarded by `lock`, a pthread mutex that lives
     // as long as the process (the sanitizer misreports Synchronization.Mutex).
@@ -16,6 +17,7 @@ enum MethodLabels {
         return lock
     }()
 
+    @usableFromInline
     static func intern(_ label: String) -> UnsafePointer<CChar> {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }

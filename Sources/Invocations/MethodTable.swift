@@ -40,7 +40,7 @@ public enum MethodIsolation: Sendable, Equatable {
 /// The selectors a type answers, each with its ``MethodSignature`` and the
 /// method to call. Immutable and `Sendable`; ``method(_:_:)`` returns a new table.
 public struct MethodTable<Target: AnyObject>: Sendable {
-    private var entries: [Selector: MethodEntry] = [:]
+    @usableFromInline var entries: [Selector: MethodEntry] = [:]
 
     /// Where the methods may run: say `.mainActor` for a `@MainActor` class.
     public let isolation: MethodIsolation
@@ -70,6 +70,11 @@ public struct MethodTable<Target: AnyObject>: Sendable {
     /// A selector whose number of colons differs from the method's number of
     /// parameters, or one registered twice, is a programmer error: it traps
     /// with a message that names the selector and the method's type.
+    ///
+    /// Inlinable, so that the registering module specialises the call
+    /// wrapper for the method's own types: unspecialised, each call paid
+    /// for generic metadata lookups of the argument pack.
+    @inlinable
     public func method<each Argument: Sendable, Result: Sendable>(
         _ selector: Selector,
         _ method: @escaping @Sendable (Target) -> (repeat each Argument) throws -> Result
@@ -127,6 +132,7 @@ public struct MethodTable<Target: AnyObject>: Sendable {
 /// One row of a method table: the signature and the type-erased call.
 /// A class, so an invocation holds it with one reference instead of copying
 /// the signature's arrays and strings.
+@usableFromInline
 final class MethodEntry: Sendable {
     let signature: MethodSignature
     let isolation: MethodIsolation
@@ -139,6 +145,7 @@ final class MethodEntry: Sendable {
     /// registration, so an invocation allocates no closure of its own.
     let call: @Sendable (AnyObject, [(any Sendable)?]) throws -> (any Sendable)?
 
+    @usableFromInline
     init(
         signature: MethodSignature, isolation: MethodIsolation, label: UnsafePointer<CChar>,
         call: @escaping @Sendable (AnyObject, [(any Sendable)?]) throws -> (any Sendable)?
@@ -153,9 +160,20 @@ final class MethodEntry: Sendable {
 /// The next argument, cast to its parameter's type (checked against the
 /// signature before the invocation was made, so the cast cannot fail).
 @inline(__always)
-private func takeArgument<T>(_ arguments: [(any Sendable)?], _ cursor: UnsafeMutablePointer<Int>, as: T.Type) -> T {
+@inlinable
+func takeArgument<T>(_ arguments: [(any Sendable)?], _ cursor: UnsafeMutablePointer<Int>, as: T.Type) -> T {
     defer { cursor.pointee += 1 }
-    return arguments[cursor.pointee] as! T
+    guard let value = arguments[cursor.pointee] else { return Optional<Any>.none as! T }  // nil for an Optional
+    return cast(value, to: T.self)
+}
+
+/// `value` as `T`, with the existential opened first (`U` is its dynamic
+/// type), so the cast is from one concrete type to another: when the two
+/// are the same, which the signature check makes the usual case, the
+/// runtime's cast is a copy.
+@inlinable
+func cast<U, T>(_ value: U, to _: T.Type) -> T {
+    value as! T
 }
 
 // MARK: - MethodSignature
@@ -171,21 +189,43 @@ public struct ArgumentType: Sendable, CustomStringConvertible {
     public let name: String
     /// True when the parameter is an `Optional`, so `nil` is accepted.
     public let acceptsNil: Bool
+    /// The dynamic types accepted without a cast: the parameter's own and,
+    /// for an `Optional` parameter, its wrapped type. A value of any other
+    /// type is checked with a dynamic cast (a subclass, a protocol
+    /// parameter), which costs hundreds of instructions: most arguments
+    /// are of exactly the parameter's type.
+    private let exactType: ObjectIdentifier
+    private let exactWrappedType: ObjectIdentifier?
     private let accepts: @Sendable (Any?) -> Bool
 
+    @inlinable
     static func of<T>(_ type: T.Type) -> ArgumentType {
-        ArgumentType(type: type, name: String(describing: type), acceptsNil: (nil as Any?) is T, accepts: { $0 is T })
+        ArgumentType(
+            type: type, name: String(describing: type), acceptsNil: (nil as Any?) is T,
+            wrappedType: (type as? any OptionalValue.Type)?.wrappedType, accepts: { $0 is T })
     }
 
-    private init(type: Any.Type, name: String, acceptsNil: Bool, accepts: @escaping @Sendable (Any?) -> Bool) {
+    @usableFromInline
+    init(
+        type: Any.Type, name: String, acceptsNil: Bool, wrappedType: Any.Type?,
+        accepts: @escaping @Sendable (Any?) -> Bool
+    ) {
         self.type = type
         self.name = name
         self.acceptsNil = acceptsNil
+        self.exactType = ObjectIdentifier(type)
+        self.exactWrappedType = wrappedType.map { ObjectIdentifier($0) }
         self.accepts = accepts
     }
 
     /// True when `value` can be passed for this parameter.
-    public func accepts(_ value: Any?) -> Bool { accepts(value) }
+    public func accepts(_ value: Any?) -> Bool {
+        if let value {
+            let dynamicType = ObjectIdentifier(Swift.type(of: value))
+            if dynamicType == exactType || dynamicType == exactWrappedType { return true }
+        }
+        return accepts(value)
+    }
 
     public var description: String { name }
 }
@@ -206,6 +246,7 @@ public struct MethodSignature: Sendable, CustomStringConvertible {
     /// no hidden `self` and `_cmd`: index 0 is the first real argument).
     public var numberOfArguments: Int { argumentTypes.count }
 
+    @usableFromInline
     init(selector: Selector, argumentTypes: [ArgumentType], returnType: Any.Type) {
         self.selector = selector
         self.argumentTypes = argumentTypes
@@ -244,11 +285,15 @@ func dynamicTypeName(of value: Any) -> String {
     return String(describing: type(of: value))
 }
 
-/// Lets code holding an `Any` see whether it is an `Optional`, and unwrap it.
+/// Lets code holding an `Any` see whether it is an `Optional`, and unwrap
+/// it; and code holding a type, which type an `Optional` wraps.
+@usableFromInline
 protocol OptionalValue {
     var wrappedValue: Any? { get }
+    static var wrappedType: Any.Type { get }
 }
 
 extension Optional: OptionalValue {
-    var wrappedValue: Any? { map { $0 } }
+    @usableFromInline var wrappedValue: Any? { map { $0 } }
+    @usableFromInline static var wrappedType: Any.Type { Wrapped.self }
 }
