@@ -31,4 +31,14 @@ for module in MainLoop Invocations; do
     echo "docs: $module built with no warnings: .build/docs/$module/documentation/$(echo "$module" | tr A-Z a-z)/index.html"
   fi
 done
+# DocC's own page at the hosting base path (and the served root) is its
+# "page can't be found": send both to the landing page instead.
+redirect() {
+  printf '<!doctype html><meta charset="utf-8"><title>%s</title>\n<meta http-equiv="refresh" content="0; url=%s">\n<a href="%s">%s</a>\n' \
+    "$3" "$2" "$2" "$3" > "$1"
+}
+redirect .build/docs/index.html MainLoop/documentation/mainloop/ MainLoop
+for module in MainLoop Invocations; do
+  redirect ".build/docs/$module/index.html" "documentation/$(echo "$module" | tr A-Z a-z)/" "$module"
+done
 exit $status
