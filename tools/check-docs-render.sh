@@ -14,9 +14,19 @@ server=
 cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 # A server on a free port; it writes the port once it listens.
-python3 - "$site" "$work/port" > /dev/null 2>&1 <<'PY' &
+# It logs every request that fails (a picture, a script, a page's data) as
+# "STATUS PATH" to $work/failed.
+python3 - "$site" "$work/port" "$work/failed" > /dev/null 2>&1 <<'PY' &
 import functools, http.server, sys
-handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def log_request(self, code="-", size="-"):
+        # Optional: DocC asks for theme-settings.json on every page, the
+        # browser for /favicon.ico at the root (a redirect, not DocC's).
+        optional = self.path.endswith("/theme-settings.json") or self.path == "/favicon.ico"
+        if str(code) >= "400" and not optional:
+            with open(sys.argv[3], "a") as failed:
+                failed.write(f"{code} {self.path}\n")
+handler = functools.partial(Handler, directory=sys.argv[1])
 httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
 open(sys.argv[2], "w").write(str(httpd.server_address[1]))
 httpd.serve_forever()
@@ -36,6 +46,7 @@ done
 status=0
 for page in "${pages[@]}"; do
   path=${page%%|*} title=${page#*|}
+  : > "$work/failed"
   out=$work/page.html log=$work/page.log
   if ! timeout -k 5 60 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
       --user-data-dir="$work/profile" --enable-logging=stderr --v=0 \
@@ -54,6 +65,8 @@ PY
     echo "check-docs-render: $path: blank, or not the page titled \"$title\""; status=1
   elif grep -E "CONSOLE.*(Uncaught|Error)" "$log"; then
     echo "check-docs-render: $path: a script error (above)"; status=1
+  elif [ -s "$work/failed" ]; then
+    echo "check-docs-render: $path: requests that failed:"; cat "$work/failed"; status=1
   fi
 done
 [ "$status" = 0 ] && echo "docs render: all ${#pages[@]} pages in headless Chromium"
