@@ -36,8 +36,7 @@ for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 base="http://127.0.0.1:$(cat "$work/port")"
 # URL path, then the title the page must show.
 pages=("/|MainLoop" "/MainLoop/|MainLoop" "/MainLoop/documentation/mainloop/|MainLoop"
-  "/MainLoop/documentation/mainloop/eventloop|EventLoop"
-  "/Invocations/documentation/invocations/|Invocations")
+  "/MainLoop/documentation/mainloop/eventloop|EventLoop")
 for article in Sources/MainLoop/MainLoop.docc/*.md; do
   name=$(basename "$article" .md)
   [ "$name" = MainLoop ] && continue
