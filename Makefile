@@ -2,13 +2,13 @@
 # Both install what the package needs from Debian/Ubuntu when it is missing.
 
 SWIFT ?= swift
-APT_PACKAGES := libevent-dev pkg-config redis-tools redis-server tcl nutcracker valgrind
+APT_PACKAGES := libevent-dev pkg-config redis-tools redis-server tcl nutcracker valgrind chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Every step of `make test` is bounded: a hang becomes a failure naming the
 # step (timeout exits 124; KILL follows TERM after 10 s).
 BOUND = timeout -k 10
 
-.PHONY: deps run demo test test-fast lint docs hostile test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long liveness-proof bench bench-kvd compat scale-out py-deps
+.PHONY: deps run demo test test-fast lint docs docs-render hostile test-tsan test-asan test-kvd test-leaks fuzz fuzz-ci stress-long liveness-proof bench bench-kvd compat scale-out py-deps
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -28,8 +28,9 @@ demo: deps
 
 ## The whole proof, as CI runs it: every test; kvd with the real redis-cli and
 ## redis-benchmark; a stress run under valgrind's leak check; every test again
-## under the thread and the address sanitizer; each fuzzer for 30 seconds.
-test: deps test-fast docs test-kvd test-leaks test-tsan test-asan fuzz-ci
+## under the thread and the address sanitizer; each fuzzer for 30 seconds;
+## the DocC site rendered in headless Chromium.
+test: deps test-fast docs docs-render test-kvd test-leaks test-tsan test-asan fuzz-ci
 
 # The build must be warning-free (a fresh clone compiles every file, so CI sees them all).
 test-fast:
@@ -42,10 +43,16 @@ test-fast:
 	$(MAKE) --no-print-directory lint
 	$(BOUND) 600 $(SWIFT) test || { echo "test-fast: swift test failed or took over 10 minutes"; exit 1; }
 
-## The DocC site, offline, into .build/docs/ (MainLoop/ and Invocations/):
-## symbol graphs from swift build, then the toolchain's docc. Any warning fails.
+## The DocC site, offline, into .build/docs/MainLoop/: symbol graphs from
+## swift build, then the toolchain's docc. Any warning fails, and so does a
+## public symbol that no topic group curates.
 docs:
 	$(BOUND) 900 bash tools/build-docs.sh
+
+# The built site in headless Chromium: the root, the landing pages, every
+# article and the EventLoop page render, with no script error (about 20 s).
+docs-render:
+	$(BOUND) 300 bash tools/check-docs-render.sh
 
 # The toolchain's swift-format, with the house configuration (.swift-format),
 # and the layout rule: only PerformSelector/ joins Invocations to the loop.

@@ -4,7 +4,7 @@
 # throughput, p50 and p99), then kvd's heap allocations per request
 # (kvd-allocations). Not part of CI: a comparison on a shared machine; only
 # the ratios of one run mean anything. Prints markdown; the raw lines go to
-# bench/kvd-latest.txt and the picture to bench/kvd-latest.svg.
+# bench/kvd-latest.txt and the picture to Sources/MainLoop/MainLoop.docc/Resources/bench-kvd.svg.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
@@ -19,4 +19,4 @@ echo
 echo "Heap allocations per request in steady state (kvd-allocations, release build):"
 echo
 .build/release/kvd-allocations | sed 's/^kvd /- /'
-python3 bench/plot.py kvd bench/kvd-latest.txt bench/kvd-latest.svg
+python3 bench/plot.py kvd bench/kvd-latest.txt Sources/MainLoop/MainLoop.docc/Resources/bench-kvd.svg

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Draws the benchmark's medians as an SVG, by hand, with the standard library.
 
-  plot.py peers bench/latest.txt bench/latest.svg      (make bench)
-  plot.py kvd bench/kvd-latest.txt bench/kvd-latest.svg (make bench-kvd)
-  plot.py histogram bench/queue-delay.txt bench/queue-delay.svg
+  plot.py peers bench/latest.txt PICTURES/bench-peers.svg  (make bench)
+  plot.py kvd bench/kvd-latest.txt PICTURES/bench-kvd.svg   (make bench-kvd)
+  plot.py histogram bench/queue-delay.txt PICTURES/bench-queue-delay.svg
                                                         (make bench: mainloop-bench --histogram)
 
 One panel per metric, one horizontal bar per peer (its median over the
 rounds), MainLoop's rows (and kvd's) highlighted. The caption names the
-machine and the date of the run.
+machine and the date of the run. PICTURES is Sources/MainLoop/MainLoop.docc/Resources:
+the DocC articles (Performance, kvd) and the README show the pictures from there.
 """
 import datetime
 import html

@@ -37,5 +37,5 @@ for (metric, peer, unit), v in sorted(values.items()):
     print(f"| {metric} | {peer} | {statistics.median(v):.3f} {unit} |")
 PY
 } | tee bench/latest.md
-python3 bench/plot.py peers bench/latest.txt bench/latest.svg
-python3 bench/plot.py histogram bench/queue-delay.txt bench/queue-delay.svg
+python3 bench/plot.py peers bench/latest.txt Sources/MainLoop/MainLoop.docc/Resources/bench-peers.svg
+python3 bench/plot.py histogram bench/queue-delay.txt Sources/MainLoop/MainLoop.docc/Resources/bench-queue-delay.svg

@@ -64,7 +64,9 @@ extension EventLoop {
     /// Calls `handler` on the loop each time the process receives `signal`.
     ///
     /// libevent delivers signals to one loop at a time: handle all signals on
-    /// one loop (normally ``EventLoop/main``). The signal must be unblocked in
+    /// one loop, ``EventLoop/main`` in a program whose main loop runs only
+    /// short jobs, or a loop of their own in a daemon whose core is on the
+    /// main loop (a handler waits for its loop's turn). The signal must be unblocked in
     /// at least one thread; a process started with it blocked (children of
     /// libdispatch threads inherit such a mask) should unblock it with
     /// `pthread_sigmask` before it starts threads.
