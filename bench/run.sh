@@ -36,6 +36,8 @@ print("|---|---|---|")
 for (metric, peer, unit), v in sorted(values.items()):
     print(f"| {metric} | {peer} | {statistics.median(v):.3f} {unit} |")
 PY
+  echo
+  python3 bench/spread.py bench/latest.txt
 } | tee bench/latest.md
 python3 bench/plot.py peers bench/latest.txt Sources/MainLoop/MainLoop.docc/Resources/bench-peers.svg
 python3 bench/plot.py histogram bench/queue-delay.txt Sources/MainLoop/MainLoop.docc/Resources/bench-queue-delay.svg
