@@ -149,7 +149,7 @@ extension Dispatcher {
     private func accepts(user: [UInt8], password given: [UInt8]) -> Bool {
         guard user == Array("default".utf8) else { return false }
         guard let password = sessions.password else { return true }
-        return given == password
+        return PasswordCheck.matches(given, password)
     }
 
     fileprivate func auth(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
