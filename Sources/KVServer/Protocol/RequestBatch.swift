@@ -114,6 +114,15 @@ public struct RequestBatch: Sendable {
         ends.removeAll(keepingCapacity: true)
     }
 
+    /// Drops the last request (its bytes stay in the buffer until the next
+    /// `removeAll`; nothing points at them).
+    mutating func removeLastRequest() {
+        guard let last = ends.popLast() else { return }
+        let first = ends.last ?? 0
+        if last > first, spans[last - 1].start < 0 { owned.removeLast() }
+        spans.removeLast(spans.count - first)
+    }
+
     /// True when the first argument of the last request equals `word`,
     /// ignoring ASCII case (QUIT, seen by the connection).
     func lastRequestIs(_ word: StaticString) -> Bool {

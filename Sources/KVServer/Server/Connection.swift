@@ -64,6 +64,11 @@ final class Connection: @unchecked Sendable {
         /// Close once everything queued is written (QUIT, a protocol error,
         /// the end of input, shutdown, a core that stopped).
         case afterFlush
+        /// A cross-protocol request (`POST`, `Host:`: a browser tricked into
+        /// talking to kvd) was read: the requests before it still run, as
+        /// Redis runs them, but nothing more is answered, and the connection
+        /// closes once they have run.
+        case aborted
         /// Closed: the socket is gone; late replies are dropped.
         case closed
     }
@@ -257,6 +262,12 @@ final class Connection: @unchecked Sendable {
                     ending = .afterFlush
                     break parsing
                 }
+                if batch.lastRequestIs("post") || batch.lastRequestIs("host:") {
+                    batch.removeLastRequest()
+                    CrossProtocolGuard.report()
+                    ending = .aborted
+                    break parsing
+                }
             case .incomplete:
                 break parsing
             case .protocolError(let message):
@@ -298,7 +309,7 @@ final class Connection: @unchecked Sendable {
         exchange = .idle
         guard ending != .closed else { return }  // the peer went away meanwhile
         heldBatch = rest
-        queue(replies)
+        if ending != .aborted { queue(replies) }
         guard ending != .closed else { return }  // over the output limit
         flush()
         guard ending != .closed else { return }
@@ -334,6 +345,8 @@ final class Connection: @unchecked Sendable {
             queue(Replies(sealed: [], last: error, byteCount: error.count))
         case .open:
             if case .ended = input { ending = .afterFlush }
+        case .aborted:
+            return close()  // what is still queued is dropped, as Redis drops it
         case .afterFlush, .closed: break
         }
         flush()
