@@ -184,6 +184,24 @@ final class Tracked {
         #expect(seen.current == 10)
     }
 
+    // The old error handler may hold the last handle of a LoopBound on the
+    // same loop; releasing it retires the value, which takes the loop's
+    // state lock. Released under that lock (it was), the setter deadlocked
+    // on itself once the loop had stopped.
+    @Test func replacingAnErrorHandlerThatHoldsTheLastHandleDoesNotDeadlock() throws {
+        let loop = try EventLoop.spawn(name: "handler-release")
+        let ended = Locked<[Int]>([])
+        do {
+            let tracked = LoopBound(Tracked(ended), on: loop)
+            loop.errorHandler = { _ in try? tracked.post { $0.seen += 1 } }
+        }
+        loop.stop()
+        try loop.join(timeout: .seconds(20))
+        let setter = TestThread { loop.errorHandler = nil }
+        setter.join(within: .seconds(10), "errorHandler = nil after the loop stopped")
+        #expect(ended.current == [0], "the value held by the old handler was not released")
+    }
+
     @Test func aThrowingPostHandsItsErrorToTheLoopsErrorHandler() throws {
         struct Refusal: Error {}
         try withSpawnedLoop("db-throwing") { loop in

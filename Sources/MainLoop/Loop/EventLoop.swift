@@ -322,14 +322,23 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// what threw (see ``LoopErrorReport/label``) and the error.
     public var errorHandler: (@Sendable (LoopErrorReport) -> Void)? {
         get { stateLock.withLock { errorHandlerStorage } }
-        set { stateLock.withLock { errorHandlerStorage = newValue } }
+        set {
+            // The old handler is released after the lock: its captures may
+            // hold the last handle of a LoopBound on this loop, whose release
+            // takes this lock (`retire`), and it is not recursive.
+            var previous = newValue
+            stateLock.withLock { swap(&previous, &errorHandlerStorage) }
+        }
     }
 
     /// What the deprecated `invocationErrorHandler` was set to, type-erased
     /// (PerformSelector/InvocationErrorHandler.swift gives it its type).
     var legacyInvocationErrorHandler: (@Sendable (EventLoop, AnyObject, any Error) -> Void)? {
         get { stateLock.withLock { legacyInvocationHandler } }
-        set { stateLock.withLock { legacyInvocationHandler = newValue } }
+        set {
+            var previous = newValue  // released after the lock, as `errorHandler`'s
+            stateLock.withLock { swap(&previous, &legacyInvocationHandler) }
+        }
     }
 
     /// Why the calling thread, which is not running this loop, may not reach
@@ -450,7 +459,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     func unregister(_ registration: LoopEvent) {
-        stateLock.withLock { _ = registrations.removeValue(forKey: ObjectIdentifier(registration)) }
+        // Released after the lock (see `errorHandler`): a handler's captures
+        // may hold the last handle of a LoopBound on this loop.
+        let removed = stateLock.withLock { registrations.removeValue(forKey: ObjectIdentifier(registration)) }
+        _ = removed
     }
 
     /// The loop's machinery, or the error that prevented making it.
