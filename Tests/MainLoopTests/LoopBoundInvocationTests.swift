@@ -14,6 +14,7 @@ final class Tally: Invocable {
         .method("total", Tally.currentTotal)
         .method("refuse:", Tally.refuse)
         .method("spin:", Tally.spin)
+        .method("hold:", Tally.hold)
     var total = 0
     var order: [Int] = []
     var threads: Set<Int32> = []
@@ -25,6 +26,10 @@ final class Tally: Invocable {
     }
     func currentTotal() -> Int { total }
     func refuse(_ why: String) throws { throw Refused(reason: why) }
+    /// Holds the loop until `release` is set: a stall.
+    func hold(_ release: Locked<Bool>) {
+        while !release.current { sched_yield() }
+    }
     /// Busy for `milliseconds`: a slow job.
     func spin(_ milliseconds: Int) {
         let clock = ContinuousClock()
@@ -90,14 +95,22 @@ final class Tally: Invocable {
     @Test func aDelayedCallRunsOnTheOwningLoopUnlessCancelled() throws {
         try withSpawnedLoop("tally-delayed") { loop in
             let tally = LoopBound(Tally(), on: loop)
-            // From a thread that runs no loop: the owning loop performs it.
+            let other = LoopBound(Tally(), on: loop)
+            // From a thread that runs no loop: the owning loop performs them.
             try tally.performSelector("add:", afterDelay: .milliseconds(1), withObjects: 7)
-            try tally.performSelector("add:", afterDelay: .seconds(3_600), withObjects: 100)
-            let withdrawn = try tally.performSelector("add:", afterDelay: .seconds(3_600), withObjects: 1_000)
+            try tally.performSelector("add:", afterDelay: .milliseconds(30), withObjects: 100)
+            let withdrawn = try tally.performSelector("add:", afterDelay: .milliseconds(30), withObjects: 1_000)
+            try other.performSelector("add:", afterDelay: .milliseconds(30), withObjects: 5)
             #expect(eventually { (try? tally.postAndWait { $0.order }) == [7] })
             tally.cancelPreviousPerformRequests(selector: "add:")
             withdrawn.cancel()
-            #expect(try tally.postAndWait { $0.order } == [7])
+            // A witness on the same loop, due after the withdrawn ones (timers
+            // run in deadline order): once it ran, they would have.
+            try other.performSelector("add:", afterDelay: .milliseconds(60), withObjects: 6)
+            #expect(
+                eventually { (try? other.postAndWait { $0.order }) == [5, 6] },
+                "the other value's requests were cancelled too, or the witness never ran")
+            #expect(try tally.postAndWait { $0.order } == [7], "a cancelled request ran")
         }
     }
 
@@ -129,6 +142,23 @@ final class Tally: Invocable {
             #expect(reports.current.contains("Tally.spin:"), "\(reports.current)")
             #expect(reports.current.contains("Sleeper.nap:"), "\(reports.current)")
             #expect(!reports.current.contains { $0.contains("MainLoop/") }, "\(reports.current)")
+        }
+    }
+
+    // The same name in the watchdog's stall reports: the stall lasts until
+    // the watchdog has reported it, so no nap decides the order.
+    @Test func aStalledWaitingCallIsNamedTypeDotSelectorByTheWatchdog() throws {
+        try withSpawnedLoop("tally-stall") { loop in
+            let release = Locked(false)
+            let labels = Locked<[String]>([])
+            let dog = try loop.watchdog(timeout: .milliseconds(20)) { report in
+                labels.withValue { $0.append(report.label) }
+                release.set(true)  // whatever it is named: a wrong name fails, not hangs
+            }
+            defer { dog.cancel() }
+            let tally = LoopBound(Tally(), on: loop)
+            try tally.performSelector("hold:", waitUntilDone: true, withObjects: release)
+            #expect(labels.current.first == "Tally.hold:", "\(labels.current)")
         }
     }
 }
