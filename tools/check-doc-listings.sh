@@ -114,7 +114,7 @@ for listing in "$work"/*/; do
   [ -f "$listing/fragment" ] || [ ! -f "$listing/expected" ] && continue
   ran=$((ran + 1))
   code=0
-  (cd "$listing" && timeout -k 5 30 ./program > stdout 2> stderr) || code=$?
+  (cd "$listing" && timeout -k 5 30 ./program < /dev/null > stdout 2> stderr) || code=$?
   if [ "$code" != 0 ]; then
     echo "check-doc-listings: $where exited with status $code$([ "$code" = 124 ] && echo ' (timed out)'):"
     cat "$listing/stdout" "$listing/stderr"; status=1
@@ -133,7 +133,7 @@ if [ -f "$work/app/Package.swift" ]; then
   if ! (cd "$app" && timeout -k 5 300 swift build > build.log 2>&1); then
     echo "check-doc-listings: the manifest at $(cat "$app/where") does not build:"
     cat "$app/build.log"; status=1
-  elif ! (cd "$app" && timeout -k 5 30 .build/debug/App > stdout) \
+  elif ! (cd "$app" && timeout -k 5 30 .build/debug/App < /dev/null > stdout) \
     || ! matches "$app/program/expected" "$app/stdout"; then
     echo "check-doc-listings: the manifest's program at $(cat "$app/where") does not print what it says"
     cat "$app/stdout"; status=1

@@ -89,6 +89,7 @@ public struct LoopBound<Value>: Sendable {
     /// As `post(file:line:_:)`, in the loop's urgent lane (see
     /// ``EventLoop/postUrgent(file:line:_:)``): before every non-urgent job
     /// still pending, admitted when a bounded mailbox is full.
+    @inlinable
     public func postUrgent(
         file: StaticString = #fileID, line: UInt = #line, _ body: @escaping @Sendable (inout Value) -> Void
     ) throws {
@@ -97,6 +98,7 @@ public struct LoopBound<Value>: Sendable {
 
     /// As `post(file:line:_:)`, waiting at most `timeout` for room in a full bounded
     /// mailbox (see ``EventLoop/post(timeout:file:line:_:)``).
+    @inlinable
     public func post(
         timeout: Duration, file: StaticString = #fileID, line: UInt = #line,
         _ body: @escaping @Sendable (inout Value) -> Void
@@ -108,6 +110,7 @@ public struct LoopBound<Value>: Sendable {
 
     /// As `post(file:line:_:)`, never waiting: a full bounded mailbox throws
     /// ``EventLoopError/full`` (see ``EventLoop/tryPost(file:line:_:)``).
+    @inlinable
     public func tryPost(
         file: StaticString = #fileID, line: UInt = #line, _ body: @escaping @Sendable (inout Value) -> Void
     ) throws {
@@ -226,10 +229,13 @@ class BoundStorage: @unchecked Sendable {
         self.address = address
     }
 
-    /// Loop thread: calls `body` with the value (overridden by the only
-    /// subclass, which knows the value's type).
+    /// Loop thread: calls `body` with the value. Overridden by the only
+    /// subclass, `LoopBoundStorage<Value>`, which knows the value's type:
+    /// a `Job` holds a class reference here (one word, spare bits for the
+    /// enum's tag) and the loop dispatches through the class, where a
+    /// stored function would cost another word per job.
     func run(_ body: BoundBody) {
-        preconditionFailure("MainLoop: BoundStorage.run is implemented by LoopBoundStorage")
+        preconditionFailure("MainLoop: BoundStorage is only ever a LoopBoundStorage")
     }
 }
 

@@ -10,15 +10,6 @@
 // ends the process, and at worst the line is missing.
 import Glibc
 
-/// What the calling loop thread is running, if it named it: a C string that
-/// lives as long as the process (an invocation's interned `Type.selector`).
-private let runningWorkKey: pthread_key_t = {
-    var key = pthread_key_t()
-    let rc = pthread_key_create(&key, nil)
-    precondition(rc == 0, "pthread_key_create failed with errno \(rc)")
-    return key
-}()
-
 enum CrashReport {
     static let fatalSignals: [Int32] = [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
 
@@ -54,22 +45,11 @@ enum CrashReport {
         guard let loopPointer = pthread_getspecific(currentLoopKey) else { return }
         let loop = Unmanaged<EventLoop>.fromOpaque(loopPointer).takeUnretainedValue()
         var line = "MainLoop: loop '\(loop.name)' crashed (signal \(signalNumber)) while "
-        if let running = pthread_getspecific(runningWorkKey) {
+        if let running = pthread_getspecific(invocationBeingPerformedKey) {
             line += "performing \(String(cString: running.assumingMemoryBound(to: CChar.self)))\n"
         } else {
             line += "running a posted job\n"
         }
         writeToStandardError(line)
-    }
-}
-
-extension CrashReport {
-    /// Loop thread: runs `body`, recording that the work named `name` is
-    /// what this thread runs, for the crash line.
-    static func whileRunning<R>(named name: UnsafePointer<CChar>, _ body: () throws -> R) rethrows -> R {
-        let outer = pthread_getspecific(runningWorkKey)
-        pthread_setspecific(runningWorkKey, name)
-        defer { pthread_setspecific(runningWorkKey, outer) }
-        return try body()
     }
 }

@@ -34,9 +34,12 @@ let currentLoopKey: pthread_key_t = {
 /// before it ever ran discards what was queued (and releases blocked callers
 /// with ``EventLoopError/shutDown``).
 public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
-    // `@unchecked Sendable`: `core` is immutable and thread-safe on its own
-    // (the mailbox has its lock, libevent its own); the mutable lifecycle
-    // state below is guarded by `stateLock`.
+    // `@unchecked Sendable`: `setup` and `mailbox` are immutable and
+    // thread-safe on their own (the mailbox has its lock, libevent its own);
+    // `namedExecutors` is guarded by `namedExecutorsLock`; `ownsSpawnedThread`
+    // is written once by `spawn` before the loop's thread starts (the thread's
+    // creation orders it); the lifecycle state below is guarded by
+    // `stateLock`.
 
     private enum Lifecycle {
         /// Made, not yet run. Posts, timers and watchers are accepted.

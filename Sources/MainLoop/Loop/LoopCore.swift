@@ -97,13 +97,6 @@ final class LoopCore: @unchecked Sendable {
         precondition(rc == 0, "MainLoop: writing the loop's eventfd \(eventFD) failed with errno \(rc)")
     }
 
-    /// Any thread: closes the mailbox (see `Mailbox.close`), waking the loop if it sleeps.
-    func closeMailbox() {
-        let (sleeping, refused) = mailbox.close()
-        for entry in refused { entry.waiter.wakeProducer() }
-        if sleeping { wake() }
-    }
-
     /// Any thread: the activity word for a watchdog, made (and handed to the
     /// loop's monitor, and labelling switched on) by the first caller.
     func activity() throws(EventLoopError) -> LoopActivity {
@@ -217,10 +210,10 @@ final class LoopCore: @unchecked Sendable {
         }
     }
 
-    /// Loop thread, after the event loop returned for any reason: closes the
-    /// mailbox and runs what it had accepted, so nothing accepted is lost.
+    /// Loop thread, after the event loop returned for any reason and the
+    /// loop was stopped (`EventLoop.run` calls `stop()` first, which closes
+    /// the mailbox): runs what it had accepted, so nothing accepted is lost.
     func drainRemaining() {
-        closeMailbox()
         while case .more = runBatch(consumingWakeSignal: false) {}
     }
 }

@@ -81,8 +81,8 @@ extension EventLoop {
 // The lock, the pending batch, and the rule that decides
 // when the loop must be woken. A plain queue: it does not know which thread
 // calls it, writes no file descriptor and never blocks anybody. It tells its
-// caller "wake the loop" or "full", and the caller (EventLoop, Waiting/)
-// acts on it.
+// caller "wake the loop" or "full", and the caller (`enqueue` above; the
+// drain in LoopCore.swift) acts on it.
 //
 // Producers append under `state.mutex`. The loop takes the whole pending
 // batch with one swap, so a drain costs one lock round trip however many
@@ -401,7 +401,8 @@ final class Mailbox: @unchecked Sendable {
         for entry in state.pointee.roomWaiters {
             guard state.pointee.pending.count < state.pointee.capacity else { break }
             served += 1
-            guard entry.waiter.grantRoom() else { continue }
+            // Cannot fail: a withdrawal removes its entry under this lock.
+            precondition(entry.waiter.grantRoom(), "MainLoop: a room waiter withdrew without leaving the queue")
             store(entry.job, site: entry.site, in: &state.pointee.pending)
             admitted.append(entry.waiter)
         }
@@ -475,7 +476,10 @@ final class Mailbox: @unchecked Sendable {
     private func refuseWaiters() -> [RoomWaiter] {
         let entries = state.pointee.roomWaiters
         state.pointee.roomWaiters = []
-        for entry in entries { _ = entry.waiter.refuseRoom(.shutDown) }
+        for entry in entries {
+            precondition(
+                entry.waiter.refuseRoom(.shutDown), "MainLoop: a room waiter withdrew without leaving the queue")
+        }
         return entries
     }
 

@@ -7,6 +7,7 @@
 // stop guarantees as the post it rides on. A mutable core that is not
 // Sendable has the same family through its LoopBound
 // (LoopBoundPerformSelector.swift).
+import Glibc
 import Invocations
 
 // MARK: - PerformSelector
@@ -289,5 +290,28 @@ extension EventLoop {
                 report(error, label: String(cString: invocation.name))
             }
         }
+    }
+}
+
+// MARK: - Naming a crash
+
+/// The invocation the calling loop thread is performing, if any: its
+/// interned `Type.selector`, a C string that lives as long as the process,
+/// which the crash line (Loop/CrashReport.swift) names.
+let invocationBeingPerformedKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let rc = pthread_key_create(&key, nil)
+    precondition(rc == 0, "pthread_key_create failed with errno \(rc)")
+    return key
+}()
+
+extension CrashReport {
+    /// Loop thread: runs `body`, recording that the invocation named `name`
+    /// is what this thread performs, for the crash line.
+    static func whileRunning<R>(named name: UnsafePointer<CChar>, _ body: () throws -> R) rethrows -> R {
+        let outer = pthread_getspecific(invocationBeingPerformedKey)
+        pthread_setspecific(invocationBeingPerformedKey, name)
+        defer { pthread_setspecific(invocationBeingPerformedKey, outer) }
+        return try body()
     }
 }

@@ -3,15 +3,16 @@
 // work in a `Completion`, hand it to the mailbox (Mailbox.swift) and wait on
 // it; the loop runs it (LoopCore.swift) and resumes the waiter here. The
 // blocked thread sleeps on its own reused semaphore, until a deadline on
-// CLOCK_MONOTONIC at most.
+// CLOCK_MONOTONIC at most. A loop thread that waits on another loop is an
+// edge of the wait-for graph (the last section), which refuses a cycle.
 import CLibevent
 import Glibc
 import Synchronization
 
 // MARK: - BlockingPost
 
-// `postAndWait`, a post whose caller blocks on its
-// thread's semaphore until the loop has run the work (see Completion.swift).
+// `postAndWait`, a post whose caller blocks on its thread's semaphore until
+// the loop has run the work (the Completion section below).
 extension EventLoop {
     /// Runs `work` on the loop and blocks the calling thread until it has
     /// run, returning its value or rethrowing its error.
@@ -92,9 +93,9 @@ extension EventLoop {
 
 // MARK: - Perform
 
-// The async counterpart of postAndWait. The caller suspends
-// on a continuation instead of blocking a thread; cancellation or a timeout
-// before the work starts withdraws it (see Waiting/Completion.swift).
+// The async counterpart of postAndWait. The caller suspends on a
+// continuation instead of blocking a thread; cancellation or a timeout
+// before the work starts withdraws it (the Completion section below).
 extension EventLoop {
     /// Runs `work` on the loop and returns its value, suspending the calling
     /// task (not blocking a thread) until it has run; rethrows its error.
@@ -163,16 +164,19 @@ extension EventLoop {
 // in a bounded mailbox.
 //
 //            arm (async only)
-//   unarmed ─────────────────> pending ──start──> running ──finish──> finished
-//      │                          │
+//   unarmed ─────────────────> pending ──run──> running ──finish──> finished
+//      │                          │                                   ^
+//      │                          ├──grantRoom (a room wait) ─────────┘
 //      ├──> withdrawn <── withdraw┤ (timeout of a blocked caller, cancellation)
 //      └──> expired   <── expire ─┤ (timeout of a suspended task)
-//                                 └──abandon──> abandoned
+//                                 ├──abandon──> abandoned
+//                                 └──refuseRoom (a room wait, on close) ──> abandoned
 //
 // The phase is one atomic word, and every move out of `pending` (or
 // `unarmed`) is a compare-and-swap, so exactly one party wins the record:
-// the loop (`start`, or `admit` for a room wait), the waiter (`withdraw`, on
-// timeout or cancellation) or the shutdown (`abandon`). Invariants:
+// the loop (`run`, or `grantRoom` for a room wait), the waiter
+// (`withdraw`, `cancel` or `expire`, on timeout or cancellation) or the
+// shutdown (`abandon`, `refuseRoom`). Invariants:
 // - Only the winner of a move out of `pending` touches `work` and
 //   `outcome`, and it writes them before it resumes the waiter; the waiter
 //   reads them only after it was resumed. The resume (semaphore post or
@@ -453,6 +457,7 @@ enum ThreadSemaphore {
 // Timeouts as absolute CLOCK_MONOTONIC nanoseconds, the
 // form every bounded wait (semaphore, condition variable) takes.
 /// The monotonic deadline `timeout` from now, in nanoseconds; `nil` for no timeout.
+@usableFromInline
 func monotonicDeadline(after timeout: Duration?) -> UInt64? {
     guard let timeout else { return nil }
     let (seconds, attoseconds) = timeout.components
@@ -462,4 +467,41 @@ func monotonicDeadline(after timeout: Duration?) -> UInt64? {
     if nanos.overflow || total.overflow { return UInt64.max / 2 }
     let sum = mainloop_monotonic_ns().addingReportingOverflow(total.partialValue)
     return sum.overflow ? UInt64.max / 2 : sum.partialValue
+}
+
+// MARK: - WaitForGraph
+
+// The wait-for graph that turns a cycle of loops
+// waiting on each other into `.deadlock` instead of a hang.
+/// Which loop's thread is blocked waiting on which loop: the edges of the
+/// wait-for graph. A loop thread can block on one loop at a time, so each
+/// loop has at most one outgoing edge and a cycle check is a walk along a
+/// chain. Guarded by one process-wide lock: edges only change when a loop
+/// thread blocks on another loop, which is rare and slow anyway.
+enum WaitForGraph {
+    private static let lock = Lock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private static var edges: [ObjectIdentifier: EventLoop] = [:]
+
+    /// Records that `waiter`'s thread is about to block on `target`, or
+    /// throws `.deadlock` if `target` is (through any chain) blocked on `waiter`.
+    static func block(_ waiter: EventLoop, on target: EventLoop) throws(EventLoopError) {
+        lock.lock()
+        defer { lock.unlock() }
+        var next: EventLoop? = target
+        while let loop = next {
+            if loop === waiter { throw .deadlock }
+            next = edges[ObjectIdentifier(loop)]
+        }
+        edges[ObjectIdentifier(waiter)] = target
+    }
+
+    static func unblock(_ waiter: EventLoop) {
+        lock.withLock { _ = edges.removeValue(forKey: ObjectIdentifier(waiter)) }
+    }
+
+    /// The loop `loop`'s thread is blocked on right now, if any.
+    static func target(of loop: EventLoop) -> EventLoop? {
+        lock.withLock { edges[ObjectIdentifier(loop)] }
+    }
 }
