@@ -133,15 +133,15 @@ struct Boom: Error, Equatable {}
     }
 
     @Test func mainActorAndDispatchMainRunOnTheMainLoop() throws {
-        let (status, output) = try runHelper("concurrency")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("concurrency")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(
             output.contains("dispatch=200 mainactor=200 mainactor_run=1 assume=1 mailbox=200 off_main=0"), "\(output)")
     }
 
     @Test func mainActorJobsGoThroughTheMailboxWithTheOptInMainExecutor() throws {
-        let (status, output) = try runHelper("concurrency-main-executor")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("concurrency-main-executor")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(
             output.contains("dispatch=200 mainactor=200 mainactor_run=1 assume=1 mailbox=200 off_main=0"), "\(output)")
         #expect(output.contains("main_executor=true"), "\(output)")

@@ -194,8 +194,8 @@ final class Ledger: Invocable, @unchecked Sendable {
     }
 
     @Test func seedScenarioOnTheRealMainThread() throws {
-        let (status, output) = try runHelper("perform-selector")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("perform-selector")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(output.contains("result=3 on_main=true arguments=2,nil,3"), "\(output)")
         #expect(output.contains("MainLoop: loop 'main': Greeter.refuse threw: refused"), "\(output)")
     }
@@ -286,8 +286,8 @@ final class Typed: Invocable, @unchecked Sendable {
     }
 
     @Test func aMainActorClassIsPerformedOnTheMainThreadAndRefusedElsewhere() throws {
-        let (status, output) = try runHelper("mainactor-invocable")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("mainactor-invocable")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(
             output.contains(
                 "typed=5,7 plain=3 elsewhere=MainCounter.add: is MainActor-isolated: perform it on the main thread (EventLoop.main), not on loop 'io'"
