@@ -267,7 +267,7 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
 }
 
 extension Locked where Value == Int {
-    func increment() -> Int {
+    @discardableResult func increment() -> Int {
         pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; value += 1; return value
     }
 }
@@ -351,5 +351,6 @@ case "concurrency-main-executor": concurrencyScenario(mainExecutor: true)
 case "install-main-executor-twice": installMainExecutorTwiceScenario()
 case "mainactor-invocable": mainActorInvocableScenario()
 case "systemd": systemdScenario()
+case "signal-storm": signalStormScenario()
 default: fail("usage: mainloop-test-helper <scenario>")
 }
