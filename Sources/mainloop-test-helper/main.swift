@@ -352,5 +352,6 @@ case "install-main-executor-twice": installMainExecutorTwiceScenario()
 case "mainactor-invocable": mainActorInvocableScenario()
 case "systemd": systemdScenario()
 case "signal-storm": signalStormScenario()
+case "fd-limits": fdLimitsScenario()
 default: fail("usage: mainloop-test-helper <scenario>")
 }
