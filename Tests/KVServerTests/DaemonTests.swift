@@ -167,10 +167,12 @@ func waitForExit(_ process: Process) -> Bool {
         return false
     }
     process.waitUntilExit()  // reaps it and settles terminationStatus
-    // A crash on the way out (kvd handles SIGTERM and SIGINT itself, so no
-    // signal should end it) counts as not exiting: a stop that traps after
-    // closing its clients looked like a clean, fast stop before.
-    return process.terminationReason == .exit
+    // Only exit status 0 is a clean stop. A crash on the way out (kvd handles
+    // SIGTERM and SIGINT itself, so no signal should end it) is not: a stop
+    // that traps after closing its clients looked like a clean, fast stop
+    // before. Nor is a sanitizer's report, which ends a sanitized kvd with
+    // status 66 (ThreadSanitizer) or 1 (AddressSanitizer).
+    return process.terminationReason == .exit && process.terminationStatus == 0
 }
 
 /// What the child wrote until `marker` appeared, EOF, or 10 seconds passed
@@ -210,5 +212,9 @@ func runKVD(
             "kvd \(arguments.joined(separator: " ")) did not exit within \(timeout) and was killed",
             sourceLocation: sourceLocation)
     }
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    // Killed by a signal: 128 + its number (the shell's convention), so that
+    // a signal is never read as an exit status a test expects (SIGINT as 2).
+    let status =
+        process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    return (status, String(decoding: data, as: UTF8.self))
 }
