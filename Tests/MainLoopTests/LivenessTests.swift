@@ -158,12 +158,16 @@ private func hasStarted(_ loop: EventLoop) -> Bool {
     @Test func terminatedResumesOnceTheLoopHasStopped() async throws {
         let loop = try EventLoop(name: "live-terminated")
         let runner = TestThread { try? loop.run() }
-        let done = Locked(false)
+        let done = Locked(false), waiting = Locked(false)
         Task {
+            waiting.set(true)
             await loop.terminated()
             done.withValue { $0 = true }
         }
-        try await Task.sleep(for: .milliseconds(20))
+        // Not a sleep: the waiter has reached terminated(), and the loop has
+        // run 100 round trips since, so a wait that ended early has had them.
+        #expect(await eventuallyAsync(within: releaseBound) { waiting.current })
+        for _ in 0..<100 { try await loop.perform {} }
         #expect(!done.current, "terminated() returned while the loop was running")
         loop.stop()
         let released = await eventuallyAsync(within: releaseBound) { done.current }
