@@ -58,7 +58,10 @@ import Testing
                 done.withValue { $0 = true }
             }
             var sent = 0
-            while !done.current {
+            // Bounded: a caller that hangs ends the storm, and its join fails.
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(60)
+            while !done.current && clock.now < deadline {
                 pthread_kill(loopThread, SIGUSR1)
                 if let target = poster.current { pthread_kill(target, SIGUSR1) }
                 sent += 1
