@@ -165,9 +165,13 @@ private func hasStarted(_ loop: EventLoop) -> Bool {
             done.withValue { $0 = true }
         }
         // Not a sleep: the waiter has reached terminated(), and the loop has
-        // run 100 round trips since, so a wait that ended early has had them.
+        // run 100 jobs since, so a wait that ended early has had them. (Plain
+        // posts, which release nobody: the broken build of make
+        // liveness-proof must fail this test, not hang in a round trip.)
         #expect(await eventuallyAsync(within: releaseBound) { waiting.current })
-        for _ in 0..<100 { try await loop.perform {} }
+        let ran = Locked(0)
+        for _ in 0..<100 { try loop.post { ran.withValue { $0 += 1 } } }
+        #expect(await eventuallyAsync(within: releaseBound) { ran.current == 100 })
         #expect(!done.current, "terminated() returned while the loop was running")
         loop.stop()
         let released = await eventuallyAsync(within: releaseBound) { done.current }
