@@ -115,7 +115,10 @@ import Testing
             defer { dog.cancel() }
             let store = NamedStore(loop: loop)
             #expect(await store.runsOnTheLoop())
-            await store.work(microseconds: UInt32(150_000 * factor))
+            // Blocks until the watchdog has reported it (a condition, not a
+            // length: a starved watchdog thread once missed a 150 ms stall),
+            // so it is also longer than the slow-job line.
+            await store.block(until: { !stalls.current.isEmpty })
             await Task(executorPreference: loop.executor(named: "import")) { _ = usleep(UInt32(50_000 * factor)) }.value
             await Task(executorPreference: loop.executor) { _ = usleep(UInt32(50_000 * factor)) }.value
             try loop.postAndWait {}
@@ -227,5 +230,8 @@ actor NamedStore {
         loop.executor(named: "NamedStore").asUnownedSerialExecutor()
     }
     func runsOnTheLoop() -> Bool { loop.inLoop }
-    func work(microseconds: UInt32) { usleep(microseconds) }
+    /// Holds the loop until `done` (polled every millisecond, at most 20 s).
+    func block(until done: @Sendable () -> Bool) {
+        for _ in 0..<20_000 where !done() { usleep(1000) }
+    }
 }
