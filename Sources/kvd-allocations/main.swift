@@ -67,7 +67,16 @@ var path = RequestPath()
 _ = path.allocationsPerRequest(multibulk(["SET", "counter", "1000000000"]), pipeline: 1)  // see INCR's row
 for test in tests {
     for pipeline in [1, 16] {
-        let perRequest = path.allocationsPerRequest(test.request, pipeline: pipeline)
+        // A request that took over 10 ms (a preempted process, on a busy
+        // machine) goes into the slowlog, which copies its arguments: not
+        // the request path, and not steady state. So a row over its goal is
+        // measured again, up to twice, and fails only if every measurement
+        // is over (one make test run saw 22 allocations in 80,000 MSETs:
+        // one slowlog entry of 21 arguments).
+        var perRequest = path.allocationsPerRequest(test.request, pipeline: pipeline)
+        for _ in 0..<2 where perRequest > test.limit {
+            perRequest = path.allocationsPerRequest(test.request, pipeline: pipeline)
+        }
         let verdict = perRequest <= test.limit ? "" : "  (over the goal of \(Int(test.limit)))"
         print("kvd allocations_per_request test=\(test.name) pipeline=\(pipeline) value=\(perRequest)\(verdict)")
         if perRequest > test.limit { failed = true }
