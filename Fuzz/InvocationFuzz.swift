@@ -45,7 +45,7 @@ public func fuzzInvocation(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
         selector = Selector(String(decoding: (0..<length).map { _ in next() }, as: UTF8.self))
     }
     let argumentCount = Int(next() % 6)
-    var arguments: [Any?] = []
+    var arguments: [(any Sendable)?] = []
     for _ in 0..<argumentCount {
         switch next() % 9 {
         case 0: arguments.append(nil)

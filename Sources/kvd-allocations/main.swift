@@ -9,9 +9,9 @@
 // pipeline depths 1 and 16 (redis-benchmark's -P).
 //
 // usage: kvd-allocations [--check]
-//   prints one line per test and depth; with --check, exits 1 unless GET,
-//   INCR and PEXPIRE make 0 allocations per request and SET (with or
-//   without PX) and MSET at most 1.
+//   prints one line per test and depth; with --check, exits 1 unless every
+//   request below (GET, INCR, PEXPIRE, SET with or without PX, a 1 KiB SET
+//   and MSET) makes 0 allocations, the figure the README states.
 import CAllocationCounter
 import Glibc
 import KVServer
@@ -54,12 +54,12 @@ let tests: [(name: String, request: [UInt8], limit: Double)] = [
     // From ten digits up, so that a reply does not grow by a digit (and
     // its buffer with it) inside the counted rounds.
     ("INCR", multibulk(["INCR", "counter"]), 0),
-    ("SET", multibulk(["SET", "key:1", "xxx"]), 1),
-    ("SET 1KiB", multibulk(["SET", "key:2", value1K]), 1),
-    ("MSET 10 keys", multibulk(["MSET"] + (0..<10).flatMap { ["key:m\($0)", "xxx"] }), 1),
+    ("SET", multibulk(["SET", "key:1", "xxx"]), 0),
+    ("SET 1KiB", multibulk(["SET", "key:2", value1K]), 0),
+    ("MSET 10 keys", multibulk(["MSET"] + (0..<10).flatMap { ["key:m\($0)", "xxx"] }), 0),
     // make hostile's TTL refreshes: the same key's deadline, again and again.
     ("PEXPIRE", multibulk(["PEXPIRE", "key:1", "100000"]), 0),
-    ("SET PX", multibulk(["SET", "key:1", "xxx", "PX", "100000"]), 1),
+    ("SET PX", multibulk(["SET", "key:1", "xxx", "PX", "100000"]), 0),
 ]
 let check = CommandLine.arguments.dropFirst().first == "--check"
 var failed = false
@@ -67,7 +67,16 @@ var path = RequestPath()
 _ = path.allocationsPerRequest(multibulk(["SET", "counter", "1000000000"]), pipeline: 1)  // see INCR's row
 for test in tests {
     for pipeline in [1, 16] {
-        let perRequest = path.allocationsPerRequest(test.request, pipeline: pipeline)
+        // A request that took over 10 ms (a preempted process, on a busy
+        // machine) goes into the slowlog, which copies its arguments: not
+        // the request path, and not steady state. So a row over its goal is
+        // measured again, up to twice, and fails only if every measurement
+        // is over (one make test run saw 22 allocations in 80,000 MSETs:
+        // one slowlog entry of 21 arguments).
+        var perRequest = path.allocationsPerRequest(test.request, pipeline: pipeline)
+        for _ in 0..<2 where perRequest > test.limit {
+            perRequest = path.allocationsPerRequest(test.request, pipeline: pipeline)
+        }
         let verdict = perRequest <= test.limit ? "" : "  (over the goal of \(Int(test.limit)))"
         print("kvd allocations_per_request test=\(test.name) pipeline=\(pipeline) value=\(perRequest)\(verdict)")
         if perRequest > test.limit { failed = true }

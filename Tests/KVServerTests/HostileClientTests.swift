@@ -1,7 +1,8 @@
 // HostileClientTests.swift: kvd as a child process against clients that
 // attack it: the fd limit, keys that expire faster than a fixed cycle can
-// remove them, giant arguments next to a canary, replies nobody reads, and
-// a stop with a huge buffer pending. Every loop and wait here is bounded.
+// remove them, replies nobody reads, and a stop with a huge buffer pending
+// (giant arguments next to a canary are in LargeBufferTests.swift). Every
+// loop and wait here is bounded.
 import Foundation
 import TestKit
 import Testing
@@ -32,8 +33,10 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
 }
 
 @Suite(.timeLimit(.minutes(5))) struct HostileClientTests {
-    @Test func atTheFdLimitKVDRefusesExtraClientsWithoutSpinning() throws {
-        let (process, _, port) = try launchKVD(["--port", "0", "--io-threads", "1"])
+    // With I/O threads, accept runs on a worker's loop; with none, on the
+    // core loop, beside the keyspace.
+    @Test(arguments: ["0", "1"]) func atTheFdLimitKVDRefusesExtraClientsWithoutSpinning(ioThreads: String) throws {
+        let (process, _, port) = try launchKVD(["--port", "0", "--io-threads", ioThreads])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         // Room for 40 clients beyond what kvd holds now (counted, not guessed:
         // what it inherits and opens at start varies).
@@ -62,10 +65,13 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
         // Every descriptor is still taken, and more clients knock: kvd must sleep.
         var knocking: [TestClient] = []
         for _ in 0..<10 { knocking.append(try TestClient(port: port)) }
-        let before = cpuSeconds(of: process.processIdentifier)
-        Thread.sleep(forTimeInterval: 2)
+        let before = cpuSeconds(of: process.processIdentifier), start = Date()
+        Thread.sleep(forTimeInterval: 1)
         let used = cpuSeconds(of: process.processIdentifier) - before
-        #expect(used < 0.2, "kvd used \(used) s of CPU in 2 s at the fd limit")
+        let share = used / Date().timeIntervalSince(start)
+        // A spinning accept takes a whole core (a share of 1); an idle kvd about 0.01.
+        let budget = 0.1 * Double(sanitizerFactor)
+        #expect(share < budget, "kvd used \(used) s of CPU in 1 s at the fd limit")
         for client in knocking {
             #expect(client.readLine().hasPrefix("-ERR max number of clients reached"))
         }
@@ -132,15 +138,16 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
         hog.send(multibulk([bytes("SET"), bytes("big"), value]))
         #expect(hog.readLine() == "+OK\r\n")
         hog.send(String(repeating: "GET big\r\n", count: 16))  // 1 GiB of replies, never read
-        Thread.sleep(forTimeInterval: 0.3)
+        // kvd has read the GETs (its replies are pending) before the signal.
+        #expect(hog.waitUntilSendQueueIsEmpty(), "kvd never read the GETs")
         let start = Date()
         kill(process.processIdentifier, SIGTERM)
         #expect(waitForExit(process))
         let took = Date().timeIntervalSince(start)
-        // The budget is 1 s. Under a sanitizer (make test-tsan/test-asan set
-        // MAINLOOP_SANITIZED) kvd runs several times slower: it must still
-        // exit, well before the 10 s that waitForExit allows.
-        let bound = ProcessInfo.processInfo.environment["MAINLOOP_SANITIZED"] == nil ? 1.5 : 5
+        // The budget is 1 s; 1.5 allows for a busy machine, and under a
+        // sanitizer it grows with sanitizerFactor (well before the 10 s that
+        // waitForExit allows).
+        let bound = 1.5 * Double(sanitizerFactor)
         #expect(took < bound, "kvd took \(took) s to exit")
         let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(log.contains("at shutdown:") && log.contains(" ms") && log.contains("none taken for"), "\(log)")
@@ -169,37 +176,8 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
                 Thread.sleep(forTimeInterval: 0.05)
             }
             #expect(keys == 0, "keys still there after 10 s")
-            #expect(worst < 0.25, "the canary waited \(worst) s for a PONG")
-        }
-    }
-
-    // A 100 MB key in EXISTS, and a 100 MB command name: the core hashes the
-    // key in one pass and does not hash the name at all, so a canary on
-    // another connection is not held up.
-    @Test func giantArgumentsDoNotStallOtherClients() throws {
-        try withServer { server in
-            let port = server.port
-            let giant = [UInt8](repeating: UInt8(ascii: "k"), count: 100 * 1024 * 1024)
-            let attacker = try TestClient(port: server.port)
-            let done = Locked(false)
-            let worst = Locked(0.0)
-            let pinger = TestThread {
-                guard let canary = try? TestClient(port: port) else { return worst.set(99) }
-                while !done.get() {
-                    let sent = Date()
-                    _ = canary.roundTrip("PING\r\n", replyBytes: 7)
-                    let waited = Date().timeIntervalSince(sent)
-                    worst.update { $0 = max($0, waited) }
-                    Thread.sleep(forTimeInterval: 0.01)
-                }
-            }
-            attacker.send(multibulk([bytes("EXISTS"), giant]))
-            #expect(attacker.readLine() == ":0\r\n")
-            attacker.send(multibulk([giant]))
-            #expect(attacker.readLine().hasPrefix("-ERR unknown command 'kkkk"))
-            done.set(true)
-            pinger.join("the canary")
-            #expect(worst.get() < 0.5, "the canary waited \(worst.get()) s for a PONG")
+            let bound = 0.25 * Double(sanitizerFactor)
+            #expect(worst < bound, "the canary waited \(worst) s for a PONG")
         }
     }
 }

@@ -145,7 +145,10 @@ import Testing
                 return
             }
             #expect(entry[3] == .array([.text("SET"), .text("greeting"), .text("hello")]))
-            guard case .text(let address) = entry[4] else { return }
+            guard case .text(let address) = entry[4] else {
+                Issue.record("SLOWLOG GET's client address is not a string: \(entry[4])")
+                return
+            }
             #expect(address.hasPrefix("127.0.0.1:"))
             for _ in 0..<5 { _ = client.roundTrip("PING\r\n", replyBytes: 7) }
             #expect(client.roundTrip("SLOWLOG LEN\r\n", replyBytes: 4) == ":3\r\n")  // --slowlog-max-len

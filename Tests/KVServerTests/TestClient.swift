@@ -26,15 +26,18 @@ final class TestClient {
             }
         }
         guard rc == 0 else { throw EventLoopError.system(call: "connect", errno: errno) }
-        // Every read is bounded: a server bug fails the test instead of hanging it.
+        // Every read and every write is bounded: a server bug (one that stops
+        // reading a 64 MB payload, say) fails the test instead of hanging it.
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     deinit { close(fd) }
 
-    /// Writes all of `data` (blocking); returns how many bytes were written,
-    /// fewer only when the connection failed.
+    /// Writes all of `data` (blocking, each write at most 10 s); returns how
+    /// many bytes were written, fewer when the connection failed or the
+    /// peer took nothing for 10 s.
     @discardableResult
     func send(_ data: [UInt8]) -> Int {
         var offset = 0

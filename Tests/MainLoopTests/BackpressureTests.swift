@@ -138,8 +138,8 @@ import Testing
     @Test func mainLoopCapacityCanOnlyBeSetBeforeItsFirstUse() throws {
         _ = EventLoop.main.name
         #expect(throws: EventLoopError.self) { try EventLoop.configureMain(mailboxCapacity: 10) }
-        let (status, output) = try runHelper("main-bounded")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("main-bounded")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(output.contains("capacity=8 high_water=8"), "\(output)")
     }
 }

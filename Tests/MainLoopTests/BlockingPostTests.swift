@@ -56,15 +56,19 @@ private struct WorkFailed: Error, Equatable { let code: Int }
         try withSpawnedLoop("started") { loop in
             // The start bound is generous (a loaded machine may take a while
             // to start the work); the work then runs until well past it.
+            // What is checked is that the work started before the deadline
+            // (recorded by the work itself: otherwise this test would show
+            // nothing) and that the caller still got its result.
             let timeout = Duration.seconds(1)
             let clock = ContinuousClock()
             let deadline = clock.now + timeout
-            let value = try loop.postAndWait(timeout: timeout) { () -> Int in
+            let value = try loop.postAndWait(timeout: timeout) { () -> (Int, ContinuousClock.Instant) in
+                let started = clock.now
                 while clock.now < deadline + .milliseconds(50) { sleep(milliseconds: 5) }
-                return 9
+                return (9, started)
             }
-            #expect(value == 9)
-            #expect(clock.now > deadline)
+            #expect(value.0 == 9)
+            #expect(value.1 < deadline, "the work started after the deadline: the test proved nothing")
         }
     }
 
@@ -109,13 +113,28 @@ private struct WorkFailed: Error, Equatable { let code: Int }
 
     @Test func blockingPostCanWaitForANonCapturedClosureWithoutEscaping() throws {
         // withoutActuallyEscaping traps if any copy of the closure outlives the
-        // call: repeat enough round trips (and timeouts) to catch a leak.
+        // call: repeat enough round trips, and timeouts (a withdrawn post must
+        // let go of the closure before its caller wakes), to catch a leak.
         try withSpawnedLoop("escape") { loop in
             var local = 0
             for i in 0..<2_000 {
                 local = try loop.postAndWait { i }
             }
             #expect(local == 1_999)
+            let gate = try Gate.occupy(loop)
+            let ran = Locked(0)
+            var timedOut = 0
+            for _ in 0..<1_000 {
+                do {
+                    try loop.postAndWait(timeout: .microseconds(50)) { ran.withValue { $0 += 1 } }
+                } catch EventLoopError.timedOut {
+                    timedOut += 1
+                }
+            }
+            gate.open()
+            try loop.postAndWait {}
+            #expect(timedOut == 1_000, "the loop was held: every one of them had to time out")
+            #expect(ran.current == 0)
         }
     }
 }

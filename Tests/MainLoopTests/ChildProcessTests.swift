@@ -4,11 +4,26 @@ import Foundation
 import TestKit
 import Testing
 
+/// How a child process ended: checked exactly, so that a signal, or a
+/// sanitizer's report (exit status 66 or 1), is never taken for the
+/// failure a test expects.
+enum ChildExit: Equatable, CustomStringConvertible {
+    case exited(Int32)
+    case signalled(Int32)
+
+    var description: String {
+        switch self {
+        case .exited(let status): "exited with status \(status)"
+        case .signalled(let signal): "killed by signal \(signal)"
+        }
+    }
+}
+
 /// Runs `mainloop-test-helper <scenario>` (built next to the test bundle)
-/// with a watchdog, and returns its exit status and output.
+/// with a watchdog, and returns how it ended and its output.
 func runHelper(
     _ scenario: String, timeout: Duration = .seconds(60), environment: [String: String] = [:]
-) throws -> (status: Int32, output: String) {
+) throws -> (exit: ChildExit, output: String) {
     let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     var executable = directory.appendingPathComponent("mainloop-test-helper")
     if !FileManager.default.fileExists(atPath: executable.path) {
@@ -44,21 +59,24 @@ func runHelper(
         Issue.record("mainloop-test-helper \(scenario) did not exit within \(timeout) and was killed")
         output += "\n[killed by the test's watchdog after \(timeout)]\n"
     }
-    return (process.terminationStatus, output)
+    let exit: ChildExit =
+        process.terminationReason == .uncaughtSignal
+        ? .signalled(process.terminationStatus) : .exited(process.terminationStatus)
+    return (exit, output)
 }
 
 @Suite(.timeLimit(.minutes(5))) struct ChildProcessTests {
     @Test func mainLoopRunsEveryWorkersPostsOnTheRealMainThread() throws {
-        let (status, output) = try runHelper("main-loop")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("main-loop")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(output.contains("wait_before_run=mainLoopNotRunning"), "\(output)")
         #expect(output.contains("ran_on_main=20800 ran_elsewhere=0 order_violations=0 timer_on_main=true"), "\(output)")
         #expect(output.hasSuffix("OK\n"), "\(output)")
     }
 
     @Test func hittingTheFdLimitThrowsASystemErrorNamingTheCall() throws {
-        let (status, output) = try runHelper("fd-limit")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("fd-limit")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(output.contains("system_error call=eventfd errno=24"), "\(output)")
         #expect(output.contains("main_error eventfd failed: Too many open files"), "\(output)")
     }

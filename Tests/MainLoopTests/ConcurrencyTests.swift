@@ -57,11 +57,15 @@ struct Boom: Error, Equatable {}
         #expect(count == 1)
     }
 
+    // The trap itself (SIGILL, with checkIsolated's message), not any failing
+    // exit: a spawn that threw would also end the child with a failure.
     @Test func checkIsolatedTrapsOffTheLoop() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .signal(SIGILL), observing: [\.standardErrorContent]) {
             let loop = try EventLoop.spawn(name: "off-loop")
             loop.executor.checkIsolated()
         }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("expected to run on loop 'off-loop', but the caller is not its thread"), "\(text)")
     }
 
     @Test func performReturnsTheValueAndRethrows() async throws {
@@ -133,15 +137,15 @@ struct Boom: Error, Equatable {}
     }
 
     @Test func mainActorAndDispatchMainRunOnTheMainLoop() throws {
-        let (status, output) = try runHelper("concurrency")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("concurrency")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(
             output.contains("dispatch=200 mainactor=200 mainactor_run=1 assume=1 mailbox=200 off_main=0"), "\(output)")
     }
 
     @Test func mainActorJobsGoThroughTheMailboxWithTheOptInMainExecutor() throws {
-        let (status, output) = try runHelper("concurrency-main-executor")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("concurrency-main-executor")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(
             output.contains("dispatch=200 mainactor=200 mainactor_run=1 assume=1 mailbox=200 off_main=0"), "\(output)")
         #expect(output.contains("main_executor=true"), "\(output)")

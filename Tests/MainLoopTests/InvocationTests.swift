@@ -1,5 +1,6 @@
 // InvocationTests.swift: selectors, method tables, signatures, the up-front
 // checks and their messages, and invoking.
+import Glibc
 import Testing
 
 @testable import MainLoop
@@ -147,13 +148,16 @@ final class Account: Invocable, @unchecked Sendable {
         #expect(watched == nil, "the invocation leaked its argument")
     }
 
+    // The trap itself (SIGILL, with the table's message), not any failing exit.
     @Test func registeringASelectorWithTheWrongArityTraps() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .signal(SIGILL), observing: [\.standardErrorContent]) {
             final class Bad: Invocable {
                 static let methods = MethodTable<Bad>().method("add:", Bad.add)
                 func add(_ a: Int, _ b: Int) -> Int { a + b }
             }
             _ = Bad.methods
         }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("selector 'add:' has 1 colon(s) but the method (Int, Int) -> Int takes 2"), "\(text)")
     }
 }

@@ -104,13 +104,19 @@ import Testing
         let loop = try EventLoop.spawn(name: "live-join-spawned")
         let lastJobDone = Locked(false)
         let loopThread = try loop.postAndWait { currentThreadID() }
-        // The loop's last work runs in its final drain, after stop() returned.
+        // The loop's last work runs in its final drain, after stop() returned,
+        // and is held there: join must time out until the test releases it.
+        let release = Locked(false)
         try loop.post {
-            sleep(milliseconds: 50)
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(60)
+            while !release.current && clock.now < deadline { sleep(milliseconds: 1) }
             lastJobDone.withValue { $0 = true }
         }
         loop.stop()
+        #expect(throws: EventLoopError.timedOut) { try loop.join(timeout: .milliseconds(20)) }
         #expect(!lastJobDone.current)
+        release.set(true)
         try loop.join(timeout: .seconds(10))
         #expect(lastJobDone.current, "join returned before the final drain had run")
         #expect(loop.hasStopped)

@@ -15,7 +15,10 @@ import Testing
 
 /// How long a release may take before the test calls it lost. Generous: a
 /// loaded 2-core machine under a sanitizer is slow, but never this slow.
-private let releaseBound = Duration.seconds(10)
+/// `make liveness-proof` sets `LIVENESS_RELEASE_BOUND_MS` to 2000: its build
+/// drops every release, so a long bound only makes each test fail later.
+private let releaseBound = Duration.milliseconds(
+    getenv("LIVENESS_RELEASE_BOUND_MS").flatMap { Int(String(cString: $0)) } ?? 10_000)
 
 /// A loop run by a plain thread; stopped and joined (bounded) at the end.
 private func withRunningLoop(
@@ -158,12 +161,20 @@ private func hasStarted(_ loop: EventLoop) -> Bool {
     @Test func terminatedResumesOnceTheLoopHasStopped() async throws {
         let loop = try EventLoop(name: "live-terminated")
         let runner = TestThread { try? loop.run() }
-        let done = Locked(false)
+        let done = Locked(false), waiting = Locked(false)
         Task {
+            waiting.set(true)
             await loop.terminated()
             done.withValue { $0 = true }
         }
-        try await Task.sleep(for: .milliseconds(20))
+        // Not a sleep: the waiter has reached terminated(), and the loop has
+        // run 100 jobs since, so a wait that ended early has had them. (Plain
+        // posts, which release nobody: the broken build of make
+        // liveness-proof must fail this test, not hang in a round trip.)
+        #expect(await eventuallyAsync(within: releaseBound) { waiting.current })
+        let ran = Locked(0)
+        for _ in 0..<100 { try loop.post { ran.withValue { $0 += 1 } } }
+        #expect(await eventuallyAsync(within: releaseBound) { ran.current == 100 })
         #expect(!done.current, "terminated() returned while the loop was running")
         loop.stop()
         let released = await eventuallyAsync(within: releaseBound) { done.current }

@@ -31,11 +31,15 @@ import Testing
     @Test func queueDelayAndRunTimeAreMeasuredAndResetZeroesThem() throws {
         try withSpawnedLoop("latency") { loop in
             let gate = try Gate.occupy(loop)
-            sleep(milliseconds: 1)
-            // 640 posts wait behind the gate for 30 ms or more: the sampled ones say so.
+            // 640 posts wait behind the gate for 30 ms or more: the sampled
+            // ones say so. Compared with the wait measured here (from the
+            // last post to the gate's opening), not with the nap's length.
             let done = Locked(0)
             for _ in 0..<640 { try loop.post { done.withValue { $0 += 1 } } }
+            let clock = ContinuousClock()
+            let queued = clock.now
             sleep(milliseconds: 30)
+            let waited = clock.now - queued
             gate.open()
             #expect(eventually { done.current == 640 })
             // Jobs that each run 2 ms: the sampled ones' run time says so.
@@ -46,7 +50,7 @@ import Testing
             try loop.postAndWait {}
             let stats = loop.stats
             #expect(stats.queueDelay.count >= 10, "\(stats.queueDelay)")
-            #expect(stats.queueDelay.max >= .milliseconds(30), "\(stats.queueDelay)")
+            #expect(stats.queueDelay.max >= waited, "waited \(waited): \(stats.queueDelay)")
             #expect(stats.runTime.max >= .milliseconds(2), "\(stats.runTime)")
             #expect(stats.runTime.count == stats.queueDelay.count)
             #expect(stats.queueDelay.buckets.reduce(0) { $0 + $1.count } == stats.queueDelay.count)
@@ -72,19 +76,21 @@ import Testing
         try withSpawnedLoop("slow") { loop in
             let reports = Locked<[SlowJobReport]>([])
             let reportThreads = Locked<Set<Bool>>([])
-            try loop.onSlowJob(threshold: .milliseconds(20)) { report in
+            // Wall-clock lines: scaled under a sanitizer (see sanitizerFactor).
+            let threshold = Duration.milliseconds(20).scaledForSanitizers
+            try loop.onSlowJob(threshold: threshold) { report in
                 reports.withValue { $0.append(report) }
                 reportThreads.withValue { _ = $0.insert(loop.inLoop) }
             }
-            try loop.post { usleep(1000) }  // fast: not reported
+            try loop.post {}  // fast: not reported
             let line = #line + 1
-            try loop.post { usleep(50_000) }
+            try loop.post { usleep(UInt32(50_000 * sanitizerFactor)) }
             try loop.postAndWait {}
             try loop.postAndWait {}
             let got = reports.current
             #expect(got.count == 1)
             #expect(got.first?.label == "MainLoopTests/ObservabilityTests.swift:\(line)")
-            #expect((got.first?.runTime ?? .zero) >= .milliseconds(50))
+            #expect((got.first?.runTime ?? .zero) >= .milliseconds(50 * sanitizerFactor))
             #expect(reportThreads.current == [true])  // called on the loop thread
             // With a handler installed every job is timed: run time counts them all.
             #expect(loop.stats.runTime.count >= 3)
@@ -98,14 +104,23 @@ import Testing
         try await withSpawnedLoopAsync("named") { loop in
             let reports = Locked<[SlowJobReport]>([])
             let stalls = Locked<[StallReport]>([])
-            try loop.onSlowJob(threshold: .milliseconds(20)) { report in reports.withValue { $0.append(report) } }
-            let dog = try loop.watchdog(timeout: .milliseconds(40)) { report in stalls.withValue { $0.append(report) } }
+            // Wall-clock lines: scaled under a sanitizer (see sanitizerFactor).
+            let factor = sanitizerFactor
+            try loop.onSlowJob(threshold: .milliseconds(20 * factor)) { report in
+                reports.withValue { $0.append(report) }
+            }
+            let dog = try loop.watchdog(timeout: .milliseconds(40 * factor)) { report in
+                stalls.withValue { $0.append(report) }
+            }
             defer { dog.cancel() }
             let store = NamedStore(loop: loop)
             #expect(await store.runsOnTheLoop())
-            await store.work(microseconds: 150_000)
-            await Task(executorPreference: loop.executor(named: "import")) { _ = usleep(50_000) }.value
-            await Task(executorPreference: loop.executor) { _ = usleep(50_000) }.value
+            // Blocks until the watchdog has reported it (a condition, not a
+            // length: a starved watchdog thread once missed a 150 ms stall),
+            // so it is also longer than the slow-job line.
+            await store.block(until: { !stalls.current.isEmpty })
+            await Task(executorPreference: loop.executor(named: "import")) { _ = usleep(UInt32(50_000 * factor)) }.value
+            await Task(executorPreference: loop.executor) { _ = usleep(UInt32(50_000 * factor)) }.value
             try loop.postAndWait {}
             let labels = reports.current.map(\.label)
             #expect(labels == ["NamedStore", "import", "a Swift concurrency job"], "\(labels)")
@@ -117,22 +132,28 @@ import Testing
 
     // MARK: - Watchdog
 
+    // "Only once" is checked against a witness, not a sleep: a second
+    // watchdog with four times the timeout reports the same stall only once
+    // it has lasted that long, by which time the first one has looked at it
+    // a dozen more times (every quarter of its timeout).
     @Test func aBlockedJobIsReportedWhileItBlocksOncePerStall() throws {
         try withSpawnedLoop("stalls") { loop in
-            let reports = Locked<[StallReport]>([])
-            let dog = try loop.watchdog(timeout: .milliseconds(40)) { report in reports.withValue { $0.append(report) }
-            }
+            let timeout = Duration.milliseconds(40).scaledForSanitizers
+            let reports = Locked<[StallReport]>([]), witnessed = Locked(0)
+            let dog = try loop.watchdog(timeout: timeout) { report in reports.withValue { $0.append(report) } }
             defer { dog.cancel() }
+            let witness = try loop.watchdog(timeout: timeout * 4) { _ in witnessed.withValue { $0 += 1 } }
+            defer { witness.cancel() }
             try loop.postAndWait {}  // the watchdog's activity is attached
             let release = Locked(false)
             let line = #line + 1
             try loop.post { while !release.current { usleep(1000) } }
             // Reported while it is still blocked, and only once.
             #expect(eventually(within: .seconds(5)) { reports.current.count == 1 })
-            sleep(milliseconds: 200)
+            #expect(eventually(within: .seconds(5)) { witnessed.current == 1 })
             #expect(reports.current.count == 1)
             #expect(reports.current.first?.label == "MainLoopTests/ObservabilityTests.swift:\(line)")
-            #expect((reports.current.first?.blockedFor ?? .zero) >= .milliseconds(40))
+            #expect((reports.current.first?.blockedFor ?? .zero) >= timeout)
             release.set(true)
             // Quick jobs do not stall; a timer that blocks is a new stall.
             for _ in 0..<100 { try loop.post {} }
@@ -140,10 +161,10 @@ import Testing
             try loop.schedule(after: .milliseconds(1)) { while !released.current { usleep(1000) } }
             #expect(eventually(within: .seconds(5)) { reports.current.count == 2 })
             #expect(reports.current.last?.label == "a timer callback")
+            #expect(eventually(within: .seconds(5)) { witnessed.current == 2 })
+            #expect(reports.current.count == 2)
             released.set(true)
             try loop.postAndWait {}
-            sleep(milliseconds: 150)
-            #expect(reports.current.count == 2)
         }
     }
 
@@ -175,17 +196,14 @@ import Testing
                     if i == 3 { try? loop.postUrgent { order.withValue { $0.append(100) } } }
                 }
             }
+            // Posted before the gate opens, so ahead of every pending job:
+            // an urgent post through a LoopBound runs before 0...9.
             let bound = LoopBound(0, on: loop)
-            gate.open()
             try bound.postUrgent { _ in order.withValue { $0.append(200) } }
+            gate.open()
             try loop.postAndWait {}
-            let got = order.current
-            // 100 runs right after 3, before 4..9 of the same batch; 200 is
-            // urgent too, so it is also ahead of whatever was still pending.
-            let index = got.firstIndex(of: 100)
-            #expect(index.map { got[$0 - 1] == 3 } == true, "\(got)")
-            #expect(got.filter { $0 < 100 } == Array(0..<10))
-            #expect(got.contains(200))
+            // 100 runs right after 3, before 4...9 of the same batch.
+            #expect(order.current == [200, 0, 1, 2, 3, 100, 4, 5, 6, 7, 8, 9])
         }
     }
 
@@ -212,5 +230,8 @@ actor NamedStore {
         loop.executor(named: "NamedStore").asUnownedSerialExecutor()
     }
     func runsOnTheLoop() -> Bool { loop.inLoop }
-    func work(microseconds: UInt32) { usleep(microseconds) }
+    /// Holds the loop until `done` (polled every millisecond, at most 20 s).
+    func block(until done: @Sendable () -> Bool) {
+        for _ in 0..<20_000 where !done() { usleep(1000) }
+    }
 }

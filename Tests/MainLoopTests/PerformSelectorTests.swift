@@ -30,7 +30,10 @@ final class Ledger: Invocable, @unchecked Sendable {
     func allEntries() -> [Int] { entries }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct PerformSelectorTests {
+// Serialized: several of these tests read DelayedPerformRequests.count,
+// which is process-wide, and every test that makes an afterDelay request is
+// in this suite, so no test running beside them can move it.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct PerformSelectorTests {
     @Test func waitingReturnsTheResultComputedOnTheLoop() throws {
         try withSpawnedLoop("ledger") { loop in
             let ledger = Ledger()
@@ -93,11 +96,12 @@ final class Ledger: Invocable, @unchecked Sendable {
                 watched = token
                 try ledger.performSelector("keep:", on: loop, waitUntilDone: false, withObjects: token)
             }
-            #expect(watched != nil)  // only the queued invocation owns it now
+            let identity = watched.map(ObjectIdentifier.init)
+            #expect(identity != nil)  // only the queued invocation owns it now
             gate.open()
-            let kept = try loop.postAndWait { ledger.kept.count }
-            #expect(kept == 1)
-            #expect(watched != nil)
+            // The method received that very object (not a copy, not nil).
+            let kept = try loop.postAndWait { ledger.kept.map(ObjectIdentifier.init) }
+            #expect(kept == [identity])
         }
     }
 
@@ -149,12 +153,14 @@ final class Ledger: Invocable, @unchecked Sendable {
             let failures = Locked<[String]>([])
             loop.errorHandler = { report in failures.withValue { $0.append("\(report.label): \(report.error)") } }
             let ledger = Ledger()
+            // Cancelled in the job that scheduled them, so before any timer
+            // can fire: no 20 ms timer races the cancel.
             try loop.postAndWait {
                 try ledger.performSelector("record:", afterDelay: .milliseconds(20), withObjects: 1)
                 // Due later than record:, so once it has run, record: would have too.
                 try ledger.performSelector("fail:", afterDelay: .milliseconds(60), withObjects: "kept")
+                Ledger.cancelPreviousPerformRequests(withTarget: ledger, selector: "record:")
             }
-            Ledger.cancelPreviousPerformRequests(withTarget: ledger, selector: "record:")
             #expect(
                 eventually { failures.current.count == 1 }, "the fail: request of the same target was withdrawn too")
             #expect(
@@ -169,13 +175,14 @@ final class Ledger: Invocable, @unchecked Sendable {
             let failures = Locked<[String]>([])
             loop.errorHandler = { report in failures.withValue { $0.append(report.label) } }
             let ledger = Ledger(), other = Ledger()
+            // Cancelled in the job that scheduled them, before any timer can fire.
             try loop.postAndWait {
                 try ledger.performSelector("record:", afterDelay: .milliseconds(20), withObjects: 1)
                 try ledger.performSelector("fail:", afterDelay: .milliseconds(20), withObjects: "x")
                 // A sentinel due after both: when it has run, they would have run too.
                 try other.performSelector("record:", afterDelay: .milliseconds(60), withObjects: 2)
+                Ledger.cancelPreviousPerformRequests(withTarget: ledger)
             }
-            Ledger.cancelPreviousPerformRequests(withTarget: ledger)
             #expect(
                 eventually { (try? loop.postAndWait { other.entries }) == [2] },
                 "the other target's request was withdrawn")
@@ -188,14 +195,29 @@ final class Ledger: Invocable, @unchecked Sendable {
         let loop = try EventLoop.spawn(name: "stop-delayed")
         let ledger = Ledger()
         _ = try loop.postAndWait { try ledger.performSelector("record:", afterDelay: .seconds(3600), withObjects: 1) }
-        #expect(DelayedPerformRequests.count >= 1)
+        #expect(DelayedPerformRequests.count == 1)
         stopAndWait(loop)
         #expect(eventually { DelayedPerformRequests.count == 0 })
     }
 
+    @Test func afterDelayChecksTheCallBeforeSchedulingIt() throws {
+        try withSpawnedLoop("delayed-errors") { loop in
+            let ledger = Ledger()
+            let before = DelayedPerformRequests.count
+            let error = try loop.postAndWait { () -> String in
+                do {
+                    try ledger.performSelector("record:", afterDelay: .milliseconds(1), withObjects: "not an Int")
+                    return "accepted"
+                } catch { return "\(error)" }
+            }
+            #expect(error == "'record:' argument 0 must be Int, got String")
+            #expect(DelayedPerformRequests.count == before, "a refused request was registered")
+        }
+    }
+
     @Test func seedScenarioOnTheRealMainThread() throws {
-        let (status, output) = try runHelper("perform-selector")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("perform-selector")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(output.contains("result=3 on_main=true arguments=2,nil,3"), "\(output)")
         #expect(output.contains("MainLoop: loop 'main': Greeter.refuse threw: refused"), "\(output)")
     }
@@ -228,20 +250,6 @@ final class Ledger: Invocable, @unchecked Sendable {
             try ledger.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 1)
         }
         #expect(ledger.entries == [])
-    }
-
-    @Test func afterDelayChecksTheCallBeforeSchedulingIt() throws {
-        try withSpawnedLoop("delayed-errors") { loop in
-            let ledger = Ledger()
-            let error = try loop.postAndWait { () -> String in
-                do {
-                    try ledger.performSelector("record:", afterDelay: .milliseconds(1), withObjects: "not an Int")
-                    return "accepted"
-                } catch { return "\(error)" }
-            }
-            #expect(error == "'record:' argument 0 must be Int, got String")
-            #expect(eventually { DelayedPerformRequests.count == 0 })
-        }
     }
 }
 
@@ -286,8 +294,8 @@ final class Typed: Invocable, @unchecked Sendable {
     }
 
     @Test func aMainActorClassIsPerformedOnTheMainThreadAndRefusedElsewhere() throws {
-        let (status, output) = try runHelper("mainactor-invocable")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("mainactor-invocable")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(
             output.contains(
                 "typed=5,7 plain=3 elsewhere=MainCounter.add: is MainActor-isolated: perform it on the main thread (EventLoop.main), not on loop 'io'"

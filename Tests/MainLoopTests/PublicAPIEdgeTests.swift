@@ -113,8 +113,8 @@ import Testing
     }
 
     @Test func installingTheMainExecutorTwiceIsRefused() throws {
-        let (status, output) = try runHelper("install-main-executor-twice")
-        #expect(status == 0, "\(output)")
+        let (exit, output) = try runHelper("install-main-executor-twice")
+        #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(
             output.contains(
                 "first=installed second=invalid argument: EventLoop.installMainExecutor() was already called"),

@@ -61,21 +61,30 @@ func stopAndWait(
 /// Keeps a loop busy: `occupy` posts a job that holds the loop thread until
 /// `open()`, and returns once that job is running, so later posts are
 /// known to queue up behind it.
+///
+/// Never holds a loop for good: the gate opens when it is released (a test
+/// that throws before `open()` lets its loop go as it unwinds), and the job
+/// gives up after `holdAtMost` in any case.
 final class Gate: Sendable {
     private let isOpen = Locked(false)
-    private let isHolding = Locked(false)
 
-    static func occupy(_ loop: EventLoop) throws -> Gate {
+    static func occupy(_ loop: EventLoop, holdAtMost bound: Duration = .seconds(60)) throws -> Gate {
         let gate = Gate()
+        let isOpen = gate.isOpen, isHolding = Locked(false)
+        // The job holds the flag, not the gate, so that releasing the gate opens it.
         try loop.post {
-            gate.isHolding.withValue { $0 = true }
-            while !gate.isOpen.current { sleep(milliseconds: 1) }
+            isHolding.withValue { $0 = true }
+            let clock = ContinuousClock()
+            let deadline = clock.now + bound
+            while !isOpen.current && clock.now < deadline { sleep(milliseconds: 1) }
         }
-        precondition(eventually { gate.isHolding.current }, "the loop never started the gate job")
+        precondition(eventually { isHolding.current }, "the loop never started the gate job")
         return gate
     }
 
     func open() { isOpen.withValue { $0 = true } }
+
+    deinit { open() }
 }
 
 /// The kernel id of the calling thread (not `pthread_self()`, which the

@@ -1,4 +1,10 @@
 // TimerAndWatcherTests.swift: schedule, watch, onSignal and their cancellation.
+//
+// "Did not fire (again)" is checked against a witness, not after a sleep: a
+// timer (or a readable pipe) on the same loop that is due after the moment
+// the checked one would have fired. libevent runs due timers in deadline
+// order, and reports every ready descriptor of one poll in the same turn,
+// so once the witness has run, the checked one had its chance.
 import Glibc
 import TestKit
 import Testing
@@ -15,7 +21,10 @@ import Testing
                 firings.withValue { $0.append((clock.now - start, loop.inLoop)) }
             }
             #expect(eventually { firings.current.count == 1 })
-            sleep(milliseconds: 60)
+            // A second firing would be due 30 ms after the first; the witness is due after that.
+            let witness = Locked(false)
+            try loop.schedule(after: .milliseconds(60)) { witness.set(true) }
+            #expect(eventually { witness.current })
             let seen = firings.current
             #expect(seen.count == 1)
             #expect(seen[0].0 >= .milliseconds(30))
@@ -31,7 +40,10 @@ import Testing
             #expect(eventually { count.current >= 5 })
             timer.cancel()
             let after = count.current
-            sleep(milliseconds: 30)
+            // Due after the repeating timer's next firing (2 ms), had it not been cancelled.
+            let witness = Locked(false)
+            try loop.schedule(after: .milliseconds(10)) { witness.set(true) }
+            #expect(eventually { witness.current })
             #expect(count.current == after)
         }
     }
@@ -41,7 +53,10 @@ import Testing
             let fired = Locked(false)
             let timer = try loop.schedule(after: .milliseconds(20)) { fired.withValue { $0 = true } }
             timer.cancel()
-            sleep(milliseconds: 60)
+            // Scheduled after it and due later: once it has run, the cancelled one would have.
+            let witness = Locked(false)
+            try loop.schedule(after: .milliseconds(40)) { witness.set(true) }
+            #expect(eventually { witness.current })
             #expect(fired.current == false)
         }
     }
@@ -70,12 +85,21 @@ import Testing
             #expect(write(writeFD, &byte, 1) == 1)
             #expect(eventually { seen.current == [.read] })
             watch.cancel()
-            // After cancel() returns the fd may be closed, and no handler runs again.
+            // After cancel() returns no handler runs again: the pipe is made
+            // readable, then a witness pipe; once the witness's handler has
+            // run, the loop has polled with both ready.
             #expect(write(writeFD, &byte, 1) == 1)
-            close(readFD)
-            close(writeFD)
-            sleep(milliseconds: 30)
+            var witnessFDs: [Int32] = [0, 0]
+            #expect(pipe(&witnessFDs) == 0)
+            let witnessed = Locked(false)
+            let witness = try loop.watch(fd: witnessFDs[0], for: .read) { _ in witnessed.set(true) }
+            #expect(write(witnessFDs[1], &byte, 1) == 1)
+            #expect(eventually { witnessed.current })
+            witness.cancel()
+            try loop.postAndWait {}  // the turn that ran the witness is over
             #expect(seen.current == [.read])
+            // And the fd may be closed once cancel() has returned.
+            for fd in [readFD, writeFD] + witnessFDs { close(fd) }
         }
     }
 
@@ -94,6 +118,12 @@ import Testing
         }
     }
 
+    // The signal goes to one thread of the test's own, which raises it to
+    // itself with SIGUSR2 unblocked (the loop's thread, started from a test
+    // thread, inherits a mask that blocks it): sent to the whole process, it
+    // could interrupt another test's blocking read (SO_RCVTIMEO), which then
+    // reads as EOF. (SignalStormTests sends process-directed storms in a
+    // child process.)
     @Test func signalHandlerRunsOnTheLoop() throws {
         try withSpawnedLoop("signals") { loop in
             let hits = Locked(0)
@@ -101,7 +131,14 @@ import Testing
                 if loop.inLoop { hits.withValue { $0 += 1 } }
             }
             defer { watch.cancel() }
-            kill(getpid(), SIGUSR2)
+            let sender = TestThread {
+                var set = sigset_t()
+                sigemptyset(&set)
+                sigaddset(&set, SIGUSR2)
+                pthread_sigmask(SIG_UNBLOCK, &set, nil)
+                raise(SIGUSR2)
+            }
+            sender.join("the thread that raised SIGUSR2")
             #expect(eventually { hits.current == 1 })
         }
     }

@@ -41,6 +41,17 @@ final class LoopCore: @unchecked Sendable {
         }
         let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard fd >= 0 else { throw .system(call: "eventfd", errno: errno) }
+        // libevent calls exit(1) when it cannot make its signal socketpair
+        // (evsig_init_): near the fd limit, make sure first that the five
+        // descriptors event_base_new takes (epoll, timerfd, socketpair,
+        // notification eventfd) can be opened, and throw if not.
+        let probes = (0..<5).map { _ in fcntl(fd, F_DUPFD_CLOEXEC, 0) }
+        let probeError = errno
+        for probe in probes where probe >= 0 { close(probe) }
+        if probes.contains(where: { $0 < 0 }) {
+            close(fd)
+            throw .system(call: "event_base_new", errno: probeError)
+        }
         // Precise, uncached time. Uncached: a timer added by a long-running
         // job must count its delay from now, not from the top of the loop
         // iteration. Precise: libevent's default coarse clock ticks every few

@@ -1,0 +1,99 @@
+// LargeBufferTests.swift: large buffers (at least Reclaimer.threshold) are
+// freed on the reclaiming thread, and giant arguments do not stall other
+// clients meanwhile.
+//
+// Serialized, and the only tests in this process that hand large buffers
+// to the reclaiming thread: one of them counts hand-overs with
+// Reclaimer.reclaimed, which is process-wide, so no test running beside it
+// may move it. (kvd child processes have counters of their own.)
+import Foundation
+import TestKit
+import Testing
+
+@testable import KVServer
+
+@Suite(.serialized, .timeLimit(.minutes(5))) struct LargeBufferTests {
+    // Freeing a 300 MB value is a 20 ms munmap: a deleted or overwritten
+    // large value goes to the reclaiming thread, a small one stays put.
+    @Test func largeValuesAreFreedOnTheReclaimingThread() {
+        var small = [UInt8](repeating: 1, count: 100)
+        Reclaimer.release(&small)
+        #expect(small.count == 100, "a small buffer was taken")
+        let keyspace = Keyspace()
+        let large = [UInt8](repeating: 2, count: 4 << 20)
+        for round in 0..<2 {
+            let before = Reclaimer.reclaimed
+            keyspace.set(Array("big".utf8), large + [UInt8(round)], expiresAt: nil)
+            if round == 0 {
+                #expect(keyspace.remove(Array("big".utf8)))
+            } else {
+                keyspace.set(Array("big".utf8), [3], expiresAt: nil)  // overwritten
+                #expect(keyspace.lookup(Array("big".utf8), now: 0)?.value == [3])
+            }
+            var waited = 0
+            while Reclaimer.reclaimed == before && waited < 5_000 {
+                usleep(1_000)
+                waited += 1
+            }
+            #expect(Reclaimer.reclaimed == before + 1, "round \(round): the large value was not handed over once")
+        }
+        // The reclaiming thread runs at idle priority (SCHED_IDLE is policy
+        // 5, the 41st field of its stat line).
+        #expect(reclaimingThreadPolicy() == 5)
+    }
+
+    private func reclaimingThreadPolicy() -> Int? {
+        guard let tasks = opendir("/proc/self/task") else { return nil }
+        defer { closedir(tasks) }
+        while let entry = readdir(tasks) {
+            let tid = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+            }
+            guard let name = readSmallFile("/proc/self/task/\(tid)/comm"), name.hasPrefix("kvd-reclaim"),
+                let stat = readSmallFile("/proc/self/task/\(tid)/stat")
+            else { continue }
+            let fields = stat.split(separator: ")").last!.split(separator: " ")
+            return Int(fields[38])  // fields after "comm)": state is field 3, policy is field 41
+        }
+        return nil
+    }
+
+    private func readSmallFile(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = fread(&buffer, 1, buffer.count - 1, file)
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    // A 100 MB key in EXISTS, and a 100 MB command name: the core hashes the
+    // key in one pass and does not hash the name at all, so a canary on
+    // another connection is not held up.
+    @Test func giantArgumentsDoNotStallOtherClients() throws {
+        try withServer { server in
+            let port = server.port
+            let giant = [UInt8](repeating: UInt8(ascii: "k"), count: 100 * 1024 * 1024)
+            let attacker = try TestClient(port: server.port)
+            let done = Locked(false)
+            let worst = Locked(0.0)
+            let pinger = TestThread {
+                guard let canary = try? TestClient(port: port) else { return worst.set(99) }
+                while !done.get() {
+                    let sent = Date()
+                    _ = canary.roundTrip("PING\r\n", replyBytes: 7)
+                    let waited = Date().timeIntervalSince(sent)
+                    worst.update { $0 = max($0, waited) }
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
+            }
+            attacker.send(multibulk([bytes("EXISTS"), giant]))
+            #expect(attacker.readLine() == ":0\r\n")
+            attacker.send(multibulk([giant]))
+            #expect(attacker.readLine().hasPrefix("-ERR unknown command 'kkkk"))
+            done.set(true)
+            pinger.join("the canary")
+            let bound = 0.5 * Double(sanitizerFactor)
+            #expect(worst.get() < bound, "the canary waited \(worst.get()) s for a PONG")
+        }
+    }
+}
