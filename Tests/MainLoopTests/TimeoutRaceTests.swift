@@ -119,6 +119,41 @@ private func expectExactlyOneFate(
         }
     }
 
+    // perform(timeout:): the timeout is a task sleeping on Swift's global
+    // executor, racing the loop's start from another thread again.
+    @Test func everyTimedPerformEitherRanAndReturnedOrTimedOutAndNeverRan() async throws {
+        let perCaller = Stress.scaled(500)
+        try await withSpawnedLoopAsync("race-perform") { loop in
+            let runs = Locked([Int](repeating: 0, count: Self.callers * perCaller))
+            let outcomes = Locked([Outcome](repeating: .wrong("never attempted"), count: Self.callers * perCaller))
+            await withTaskGroup(of: Void.self) { group in
+                for caller in 0..<Self.callers {
+                    group.addTask {
+                        for step in 0..<perCaller {
+                            let index = caller * perCaller + step
+                            let outcome: Outcome
+                            let timeout = timeouts[(index * 7 + caller) % timeouts.count]
+                            do {
+                                let value = try await loop.perform(timeout: timeout) { () -> Int in
+                                    runs.withValue { $0[index] += 1 }
+                                    return index
+                                }
+                                outcome = value == index ? .returned : .wrong("returned \(value)")
+                            } catch EventLoopError.timedOut {
+                                outcome = .timedOut
+                            } catch {
+                                outcome = .wrong("threw \(error)")
+                            }
+                            outcomes.withValue { $0[index] = outcome }
+                        }
+                    }
+                }
+            }
+            try await loop.perform {}  // every perform queued before this one has run or was skipped
+            expectExactlyOneFate(outcomes.current, runs: runs.current)
+        }
+    }
+
     // post(timeout:) waits only for room: with a capacity of 1, each caller
     // fills the mailbox, then makes a timed post that must wait for the loop
     // to take the batch, which races its deadline.
