@@ -51,7 +51,9 @@ extension EventLoop {
     /// For what must not wait behind a queue: a health check, a shutdown
     /// request, a heartbeat. Urgent posts are admitted even when a bounded
     /// mailbox is full (they never wait for room), and are refused once
-    /// ``stop()`` was called, like any post. They cannot starve I/O and
+    /// ``stop()`` was called, like any post. The lane has no bound of its
+    /// own (what is urgent must be rare): its posts take no room from the
+    /// others and do not count toward ``EventLoopStats/highWaterMark``. They cannot starve I/O and
     /// timers: those still get their turn between the loop's batches.
     /// - Throws: ``EventLoopError/shutDown`` once ``stop()`` has been called.
     public func postUrgent(
