@@ -31,6 +31,10 @@ public struct ServerOptions: Sendable {
     /// Redis's `requirepass`: when set, a client must AUTH (or HELLO with
     /// AUTH) with it before any other command.
     public var requirePassword: String?
+    /// Redis's `protected-mode` (on by default): with no password set, only
+    /// clients on the loopback interface are served; any other is told why
+    /// (Redis's `DENIED` message) and closed.
+    public var protectedMode = true
     /// Redis's `slowlog-log-slower-than`, in microseconds: the core logs a
     /// job that held it longer (negative: no slow log).
     public var slowlogSlowerThan = 10_000
@@ -81,6 +85,9 @@ public struct ServerOptions: Sendable {
           --requirepass PASSWORD
                              clients must AUTH with PASSWORD (user "default")
                              before anything else (default: no password)
+          --protected-mode yes|no
+                             with no password, serve only loopback clients and
+                             refuse others with Redis's DENIED message (default yes)
           --help             this text
         Signals: SIGTERM and SIGINT stop gracefully (stop accepting, answer what
         was read, close, exit 0), bounded by --shutdown-timeout; a second one
@@ -144,6 +151,12 @@ public struct ServerOptions: Sendable {
                     throw UsageError(description: "--requirepass needs a non-empty password")
                 }
                 options.requirePassword = password
+            case "--protected-mode":
+                switch try value("--protected-mode").lowercased() {
+                case "yes": options.protectedMode = true
+                case "no": options.protectedMode = false
+                case let other: throw UsageError(description: "--protected-mode takes yes or no, got '\(other)'")
+                }
             case "--shutdown-timeout":
                 let text = try value("--shutdown-timeout")
                 guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {

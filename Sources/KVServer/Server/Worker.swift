@@ -54,7 +54,11 @@ final class Worker: @unchecked Sendable {
 
     private func acceptAll() {
         for _ in 0..<64 {
-            let fd = accept(listenFD, nil, nil)
+            var peer = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let fd = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listenFD, $0, &length) }
+            }
             if fd < 0 {
                 // At the fd limit the listening socket stays readable and
                 // accept keeps failing: returning would come straight back
@@ -69,6 +73,11 @@ final class Worker: @unchecked Sendable {
             }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            if ProtectedMode.refuses(peer, options: server.options) {
+                _ = ProtectedMode.denial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                close(fd)
+                continue
+            }
             guard server.admitClient() else {
                 let refusal = Array("-ERR max number of clients reached\r\n".utf8)
                 _ = refusal.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
