@@ -69,6 +69,9 @@ public struct ServerOptions: Sendable {
                              as Redis does (default: 0 on up to 2 cores, else cores - 1)
           --max-clients N    connections served at once; more are refused (default 10000)
           --max-bulk BYTES   largest bulk argument accepted (default 536870912, as Redis)
+          --client-query-buffer-limit SIZE
+                             disconnect a client whose unread requests pass SIZE
+                             (sizes take kb/mb/gb; default 1gb, as Redis)
           --client-output-buffer-limit HARD SOFT SECONDS
                              disconnect a client whose unsent replies pass HARD
                              bytes, or stay above SOFT bytes for SECONDS (sizes
@@ -137,6 +140,11 @@ public struct ServerOptions: Sendable {
             case "--io-threads": options.ioThreads = try number("--io-threads", 0...256)
             case "--max-clients": options.maxClients = try number("--max-clients", 1...1_000_000)
             case "--max-bulk": options.limits.maxBulk = try number("--max-bulk", 1...(512 * 1024 * 1024))
+            case "--client-query-buffer-limit":
+                let flag = "--client-query-buffer-limit"
+                let limit = try size(flag, try value(flag))
+                guard limit >= 1024 * 1024 else { throw UsageError(description: "\(flag) must be at least 1mb") }
+                options.limits.maxQueryBuffer = limit
             case "--client-output-buffer-limit":
                 let flag = "--client-output-buffer-limit"
                 options.outputBufferLimit = OutputBufferLimit(

@@ -10,8 +10,13 @@ import Glibc
 public struct RESPLimits: Sendable {
     /// Largest bulk argument (Redis's proto-max-bulk-len default: 512 MiB).
     public var maxBulk: Int = 512 * 1024 * 1024
-    /// Most arguments in one multibulk request.
-    public var maxArguments: Int = 1024 * 1024
+    /// Most arguments in one multibulk request (Redis 7.0: `INT_MAX`; what
+    /// a client may send in all is bounded by `maxQueryBuffer`).
+    public var maxArguments: Int = Int(Int32.max)
+    /// Most bytes a client may have sent that are not yet taken as
+    /// requests (Redis's `client-query-buffer-limit`, 1 GiB): a client past
+    /// it is disconnected, as Redis disconnects it.
+    public var maxQueryBuffer: Int = 1024 * 1024 * 1024
     /// Longest inline request, and longest count line (Redis: 64 KiB).
     public var maxInline: Int = 64 * 1024
     /// A bulk at least this large that ends its request and is still

@@ -211,6 +211,14 @@ final class Connection: @unchecked Sendable {
     private func readable() {
         if !readAvailable() { stopReading(.ended) }
         processInput()
+        if parser.bufferedCount > parser.limits.maxQueryBuffer {
+            // Redis's client-query-buffer-limit: the client is closed, with
+            // no reply (Redis logs it; so does kvd, once per connection).
+            let limit = parser.limits.maxQueryBuffer
+            let line = "kvd: closing client \(id) that reached the query buffer limit (\(limit) bytes)\n"
+            _ = line.withCString { write(2, $0, strlen($0)) }
+            return close()
+        }
         if exchange == .awaiting || outputBackedUp || heldBatch != nil,
             parser.bufferedCount > Connection.pauseThreshold, case .reading = input
         {
