@@ -15,8 +15,9 @@ let package = Package(
             pkgConfig: "libevent_core",
             providers: [.apt(["libevent-dev"])]
         ),
-        // Lua 5.1 as Redis embeds it, for kvd's EVAL (Debian's liblua5.1-0-dev).
-        .systemLibrary(name: "CLua", pkgConfig: "lua5.1", providers: [.apt(["liblua5.1-0-dev"])]),
+        // Lua 5.1 as Redis embeds it, with its cjson and bit libraries, for kvd's EVAL.
+        .systemLibrary(
+            name: "CLua", pkgConfig: "lua5.1", providers: [.apt(["liblua5.1-0-dev", "lua-cjson-dev", "lua-bitop-dev"])]),
         .target(name: "Invocations"),
         .target(name: "MainLoop", dependencies: ["CLibevent", "Invocations"]),
         .executableTarget(name: "mainloop-demo", dependencies: ["MainLoop"]),

@@ -162,6 +162,11 @@ SCRIPT_CASES = [
         ["EVAL_RO", "#!lua\nreturn 1", "0"], ["EVAL_RO", "#!lua flags=no-writes\nreturn 2", "0"],
         ["EVAL", "#!lua flags=bogus\nreturn 1", "0"], ["EVAL", "#!foo\nreturn 1", "0"],
         ["EVAL", "#!lua", "0"], ["EVAL", "#!lua x=1\nreturn 2", "0"])),
+    ("eval cjson bit", resp(
+        ["EVAL", "return cjson.encode({1, 2, {a = 'x'}})", "0"], ["EVAL", "return cjson.decode('[1,{\"a\":\"x\"}]')[2].a", "0"],
+        ["EVAL", "return cjson.encode({a = 1.5})", "0"], ["EVAL", "return cjson.decode('{')", "0"],
+        ["EVAL", "return {bit.band(0xff, 0x0f), bit.tohex(65535), bit.bnot(0)}", "0"],
+        ["EVAL", "cjson.encode = 1", "0"], ["EVAL", "bit.band = 1", "0"])),
     ("eval multi", resp(
         ["MULTI"], ["EVAL", "return redis.call('incr', KEYS[1])", "1", "n"],
         ["EVAL", "return redis.call('nosuch')", "0"], ["EVAL", "return redis.call('get', 'n')", "0"], ["EXEC"])),

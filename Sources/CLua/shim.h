@@ -1,4 +1,5 @@
-// The C surface kvd's scripting needs: Lua 5.1 (Debian's liblua5.1), plus
+// The C surface kvd's scripting needs: Lua 5.1 (Debian's liblua5.1) with
+// the cjson and bit libraries Redis loads (Debian's lua-cjson, lua-bitop), plus
 // static inline stand-ins for the API's function-like macros, which do not
 // import into Swift, and the one trampoline that lets a Swift function be a
 // Lua C function without a Lua error ever unwinding Swift frames.
@@ -34,6 +35,17 @@ static inline void kvd_lua_openlibrary(lua_State *L, lua_CFunction open, const c
     lua_pushcfunction(L, open);
     lua_pushstring(L, name);
     lua_call(L, 1, 0);
+}
+
+/// The modules' openers, which Debian's packages ship without a header.
+int luaopen_cjson(lua_State *L);
+int luaopen_bit(lua_State *L);
+
+/// Opens a module that returns its table, and makes it global `name`.
+static inline void kvd_lua_openmodule(lua_State *L, lua_CFunction open, const char *name) {
+    lua_pushcfunction(L, open);
+    lua_call(L, 0, 1);
+    lua_setfield(L, LUA_GLOBALSINDEX, name);
 }
 
 static inline void kvd_lua_pop(lua_State *L, int n) { lua_pop(L, n); }

@@ -295,6 +295,11 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "-ERR Write commands are not allowed from read-only scripts. script: 1ec5c8569e0cb2caa15ae94d564a56e22a60ce3e, on @user_script:1.\r\n$-1\r\n-ERR Write commands are not allowed from read-only scripts. script: dc1cd29611dfdd3da1119939494ffa204052ccff, on @user_script:2.\r\n-ERR Can not execute a script with write flag using *_ro command.\r\n:2\r\n-ERR Unexpected flag in script shebang: bogus\r\n-ERR Unexpected engine in script shebang: #!foo\r\n-ERR Invalid script shebang\r\n-ERR Unknown lua shebang option: x=1\r\n"
     ),
     (
+        "eval cjson bit",
+        "*3\r\n$4\r\nEVAL\r\n$38\r\nreturn cjson.encode({1, 2, {a = 'x'}})\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$41\r\nreturn cjson.decode('[1,{\"a\":\"x\"}]')[2].a\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$30\r\nreturn cjson.encode({a = 1.5})\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$24\r\nreturn cjson.decode('{')\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$60\r\nreturn {bit.band(0xff, 0x0f), bit.tohex(65535), bit.bnot(0)}\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$16\r\ncjson.encode = 1\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$12\r\nbit.band = 1\r\n$1\r\n0\r\n",
+        "$15\r\n[1,2,{\"a\":\"x\"}]\r\n$1\r\nx\r\n$9\r\n{\"a\":1.5}\r\n-ERR user_script:1: Expected object key string but found T_END at character 2 script: 6c60bbb22c4b71b0415e4e539d6dc66cc27df21d, on @user_script:1.\r\n*3\r\n:15\r\n$8\r\n0000ffff\r\n:-1\r\n-ERR user_script:1: Attempt to modify a readonly table script: 8217b76c7a501906264bfd0d432550aa1280439c, on @user_script:1.\r\n-ERR user_script:1: Attempt to modify a readonly table script: c03887dd7cac7b521b5a4356f63c8d0986b99d36, on @user_script:1.\r\n"
+    ),
+    (
         "eval multi",
         "*1\r\n$5\r\nMULTI\r\n*4\r\n$4\r\nEVAL\r\n$34\r\nreturn redis.call('incr', KEYS[1])\r\n$1\r\n1\r\n$1\r\nn\r\n*3\r\n$4\r\nEVAL\r\n$27\r\nreturn redis.call('nosuch')\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$29\r\nreturn redis.call('get', 'n')\r\n$1\r\n0\r\n*1\r\n$4\r\nEXEC\r\n",
         "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n:1\r\n-ERR Unknown Redis command called from script script: 206396248e12c6e742fd7296250433c8d7343b74, on @user_script:1.\r\n$1\r\n1\r\n"
@@ -333,6 +338,11 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "resp3 eval read-only",
         "*3\r\n$7\r\nEVAL_RO\r\n$34\r\nreturn redis.call('set', 'a', 'b')\r\n$1\r\n0\r\n*3\r\n$7\r\nEVAL_RO\r\n$29\r\nreturn redis.call('get', 'a')\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$56\r\n#!lua flags=no-writes\nreturn redis.call('set', 'a', 'b')\r\n$1\r\n0\r\n*3\r\n$7\r\nEVAL_RO\r\n$14\r\n#!lua\nreturn 1\r\n$1\r\n0\r\n*3\r\n$7\r\nEVAL_RO\r\n$30\r\n#!lua flags=no-writes\nreturn 2\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$26\r\n#!lua flags=bogus\nreturn 1\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$14\r\n#!foo\nreturn 1\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$5\r\n#!lua\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$18\r\n#!lua x=1\nreturn 2\r\n$1\r\n0\r\n",
         "-ERR Write commands are not allowed from read-only scripts. script: 1ec5c8569e0cb2caa15ae94d564a56e22a60ce3e, on @user_script:1.\r\n_\r\n-ERR Write commands are not allowed from read-only scripts. script: dc1cd29611dfdd3da1119939494ffa204052ccff, on @user_script:2.\r\n-ERR Can not execute a script with write flag using *_ro command.\r\n:2\r\n-ERR Unexpected flag in script shebang: bogus\r\n-ERR Unexpected engine in script shebang: #!foo\r\n-ERR Invalid script shebang\r\n-ERR Unknown lua shebang option: x=1\r\n"
+    ),
+    (
+        "resp3 eval cjson bit",
+        "*3\r\n$4\r\nEVAL\r\n$38\r\nreturn cjson.encode({1, 2, {a = 'x'}})\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$41\r\nreturn cjson.decode('[1,{\"a\":\"x\"}]')[2].a\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$30\r\nreturn cjson.encode({a = 1.5})\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$24\r\nreturn cjson.decode('{')\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$60\r\nreturn {bit.band(0xff, 0x0f), bit.tohex(65535), bit.bnot(0)}\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$16\r\ncjson.encode = 1\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$12\r\nbit.band = 1\r\n$1\r\n0\r\n",
+        "$15\r\n[1,2,{\"a\":\"x\"}]\r\n$1\r\nx\r\n$9\r\n{\"a\":1.5}\r\n-ERR user_script:1: Expected object key string but found T_END at character 2 script: 6c60bbb22c4b71b0415e4e539d6dc66cc27df21d, on @user_script:1.\r\n*3\r\n:15\r\n$8\r\n0000ffff\r\n:-1\r\n-ERR user_script:1: Attempt to modify a readonly table script: 8217b76c7a501906264bfd0d432550aa1280439c, on @user_script:1.\r\n-ERR user_script:1: Attempt to modify a readonly table script: c03887dd7cac7b521b5a4356f63c8d0986b99d36, on @user_script:1.\r\n"
     ),
     (
         "resp3 eval multi",

@@ -39,7 +39,7 @@ let luaSandboxSource = """
                            'error'}) do
       S[name] = G[name]
     end
-    for _, name in ipairs({'string', 'table', 'math', 'coroutine', 'redis'}) do
+    for _, name in ipairs({'string', 'table', 'math', 'coroutine', 'redis', 'cjson', 'bit'}) do
       S[name] = readonly(G[name])
     end
 

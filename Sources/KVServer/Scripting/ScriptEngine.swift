@@ -60,6 +60,8 @@ final class ScriptEngine {
         kvd_lua_openlibrary(L, luaopen_string, LUA_STRLIBNAME)
         kvd_lua_openlibrary(L, luaopen_math, LUA_MATHLIBNAME)
         kvd_lua_openlibrary(L, luaopen_debug, LUA_DBLIBNAME)
+        kvd_lua_openmodule(L, luaopen_cjson, "cjson")
+        kvd_lua_openmodule(L, luaopen_bit, "bit")
         installRedisLibrary(L, context: Unmanaged.passUnretained(self).toOpaque())
         let source = Array(luaSandboxSource.utf8)
         let loaded = source.withUnsafeBytes {
