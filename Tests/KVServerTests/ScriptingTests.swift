@@ -72,6 +72,16 @@ import Testing
         #expect(resp3(["EVAL", "return false", "0"]) == "_\r\n")
     }
 
+    /// Regression: the conversion recursed once per level, and a table that
+    /// contains itself overflowed the core's thread stack and killed kvd.
+    @Test func aTableThatContainsItselfEndsWhereRedissLuaStackEnds() {
+        let call = client()
+        let reply = call(["EVAL", "local a = {}; local b = {a}; a[1] = b; return a", "0"])
+        // redis-server 7.0.15 sends 7995 levels, then the error.
+        #expect(reply == String(repeating: "*1\r\n", count: 7995) + "-ERR reached lua stack limit\r\n")
+        #expect(call(["PING"]) == "+PONG\r\n")
+    }
+
     @Test func errorsCarryRedissCodeAndTheScriptsLine() {
         let call = client()
         let sha = sha1Hex(Array("\n\nerror('boom')".utf8))

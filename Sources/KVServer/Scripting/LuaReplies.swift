@@ -139,9 +139,37 @@ func luaPushReply(_ L: OpaquePointer, _ bytes: [UInt8], _ index: inout Int) {
 /// Writes the Lua value on top of the stack as the client's reply, and pops
 /// it (luaReplyToRedisReply). `scriptResp3` is what the script chose with
 /// redis.setresp: it decides how a boolean is sent.
+///
+/// Iterative, not recursive: a script can return a table nested thousands
+/// deep (or one that contains itself), and Redis answers it down to where
+/// its Lua stack runs out ("reached lua stack limit"). Each open array waits
+/// here as a count and a position, its table on the Lua stack (a map or a
+/// set as a flat table of its keys and values), so the Swift stack stays flat.
 func luaWriteReply(_ L: OpaquePointer, scriptResp3: Bool, _ out: inout ReplyWriter) {
-    defer { kvd_lua_pop(L, 1) }
-    guard lua_checkstack(L, 4) != 0 else { return out.error("ERR reached lua stack limit") }
+    var open: [(count: Int, next: Int)] = []
+    writeValue(L, scriptResp3: scriptResp3, &out, &open)
+    while let innermost = open.last {
+        guard innermost.next <= innermost.count else {
+            kvd_lua_pop(L, 1)
+            open.removeLast()
+            continue
+        }
+        open[open.count - 1].next += 1
+        lua_rawgeti(L, -1, Int32(innermost.next))
+        writeValue(L, scriptResp3: scriptResp3, &out, &open)
+    }
+}
+
+/// Writes the value on top of the stack and pops it; an array, a map or a
+/// set gets its header, and stays on the stack as a sequence to go through
+/// (a new entry in `open`).
+private func writeValue(
+    _ L: OpaquePointer, scriptResp3: Bool, _ out: inout ReplyWriter, _ open: inout [(count: Int, next: Int)]
+) {
+    guard lua_checkstack(L, 4) != 0 else {
+        out.error("ERR reached lua stack limit")
+        return kvd_lua_pop(L, 1)
+    }
     switch lua_type(L, -1) {
     case LuaType.string:
         out.bulk(luaBytes(L, -1) ?? [])
@@ -157,10 +185,14 @@ func luaWriteReply(_ L: OpaquePointer, scriptResp3: Bool, _ out: inout ReplyWrit
     case LuaType.number:
         out.integer(luaInteger(lua_tonumber(L, -1)))
     case LuaType.table:
-        writeTable(L, scriptResp3: scriptResp3, &out)
+        if let count = writeTable(L, &out) {
+            open.append((count, 1))
+            return  // the table (or its flat form) stays, to be gone through
+        }
     default:
         out.null()
     }
+    kvd_lua_pop(L, 1)
 }
 
 /// C's `(long long)` cast of a Lua number, as Redis makes it: what x86-64
@@ -179,30 +211,37 @@ private func rawField(_ L: OpaquePointer, _ name: String) -> Int32 {
     return lua_type(L, -1)
 }
 
-private func writeTable(_ L: OpaquePointer, scriptResp3: Bool, _ out: inout ReplyWriter) {
+/// Writes the table on top of the stack when it is a reply of its own
+/// (error, status, double, big number, verbatim string) and returns nil;
+/// for an array, a map or a set, writes the header, leaves on the stack in
+/// the table's place the sequence of elements to write, and returns their number.
+private func writeTable(_ L: OpaquePointer, _ out: inout ReplyWriter) -> Int? {
     if rawField(L, "err") == LuaType.string {
         kvd_lua_pop(L, 1)
-        let message = luaErrorInformation(L).message
-        return out.error(bytes: message)
+        out.error(bytes: luaErrorInformation(L).message)
+        return nil
     }
     kvd_lua_pop(L, 1)
     if rawField(L, "ok") == LuaType.string {
         var status = luaBytes(L, -1) ?? []
         if let nul = status.firstIndex(of: 0) { status.removeSubrange(nul...) }
         kvd_lua_pop(L, 1)
-        return out.raw([UInt8(ascii: "+")] + status.map { $0 == 13 || $0 == 10 ? 32 : $0 } + [13, 10])
+        out.raw([UInt8(ascii: "+")] + status.map { $0 == 13 || $0 == 10 ? 32 : $0 } + [13, 10])
+        return nil
     }
     kvd_lua_pop(L, 1)
     if rawField(L, "double") == LuaType.number {
         let value = lua_tonumber(L, -1)
         kvd_lua_pop(L, 1)
-        return writeDouble(value, &out)
+        writeDouble(value, &out)
+        return nil
     }
     kvd_lua_pop(L, 1)
     if rawField(L, "big_number") == LuaType.string {
         let digits = (luaBytes(L, -1) ?? []).map { $0 == 13 || $0 == 10 ? 32 : $0 }
         kvd_lua_pop(L, 1)
-        return out.resp3 ? out.raw([UInt8(ascii: "(")] + digits + [13, 10]) : out.bulk(digits)
+        if out.resp3 { out.raw([UInt8(ascii: "(")] + digits + [13, 10]) } else { out.bulk(digits) }
+        return nil
     }
     kvd_lua_pop(L, 1)
     if rawField(L, "verbatim_string") == LuaType.table {
@@ -212,37 +251,42 @@ private func writeTable(_ L: OpaquePointer, scriptResp3: Bool, _ out: inout Repl
         kvd_lua_pop(L, 1)
         if let format, let text {
             kvd_lua_pop(L, 1)
-            guard out.resp3 else { return out.bulk(text) }
+            guard out.resp3 else {
+                out.bulk(text)
+                return nil
+            }
             var encoded = [UInt8(ascii: "=")]
             appendDecimal(text.count + 4, to: &encoded)
             encoded += [13, 10] + (format + [32, 32, 32]).prefix(3) + [UInt8(ascii: ":")] + text + [13, 10]
-            return out.raw(encoded)
+            out.raw(encoded)
+            return nil
         }
     }
     kvd_lua_pop(L, 1)
     for kind in ["map", "set"] {
         if rawField(L, kind) == LuaType.table {
+            // Stack: table, inner. Flatten inner, in lua_next's order (Redis's).
+            lua_createtable(L, 0, 0)
             var count = 0
             lua_pushnil(L)
-            while lua_next(L, -2) != 0 {
-                kvd_lua_pop(L, 1)
-                count += 1
-            }
-            if kind == "map" { out.mapHeader(count) } else { out.setHeader(count) }
-            lua_pushnil(L)
-            while lua_next(L, -2) != 0 {
+            while lua_next(L, -3) != 0 {
+                // Stack: table, inner, flat, key, value.
                 if kind == "map" {
                     lua_pushvalue(L, -2)
-                    luaWriteReply(L, scriptResp3: scriptResp3, &out)  // the key
-                    luaWriteReply(L, scriptResp3: scriptResp3, &out)  // the value
+                    lua_rawseti(L, -4, Int32(count + 1))
+                    lua_rawseti(L, -3, Int32(count + 2))
+                    count += 2
                 } else {
                     kvd_lua_pop(L, 1)
                     lua_pushvalue(L, -1)
-                    luaWriteReply(L, scriptResp3: scriptResp3, &out)
+                    lua_rawseti(L, -3, Int32(count + 1))
+                    count += 1
                 }
             }
+            lua_replace(L, -3)
             kvd_lua_pop(L, 1)
-            return
+            if kind == "map" { out.mapHeader(count / 2) } else { out.setHeader(count) }
+            return count
         }
         kvd_lua_pop(L, 1)
     }
@@ -255,10 +299,7 @@ private func writeTable(_ L: OpaquePointer, scriptResp3: Bool, _ out: inout Repl
         count += 1
     }
     out.arrayHeader(count)
-    for position in 0..<count {
-        lua_rawgeti(L, -1, Int32(position + 1))
-        luaWriteReply(L, scriptResp3: scriptResp3, &out)
-    }
+    return count
 }
 
 /// Redis's addReplyDouble: `%.17g`, a bulk string in RESP2.
