@@ -82,6 +82,17 @@ import Testing
         #expect(call(["PING"]) == "+PONG\r\n")
     }
 
+    /// Regression: reading an error table's fields ran its __index
+    /// metamethod outside any pcall, and one that raised aborted the process
+    /// (as it aborts redis-server 7.0.15).
+    @Test func anErrorTableWhoseMetamethodsRaiseIsAnsweredNotFatal() {
+        let call = client()
+        let raising = "{__index = function() error('boom') end}"
+        #expect(call(["EVAL", "return setmetatable({err = 'E x'}, \(raising))", "0"]) == "-E x\r\n")
+        #expect(call(["EVAL", "error(setmetatable({err = 'E y'}, \(raising)))", "0"]).hasPrefix("-E y script: "))
+        #expect(call(["PING"]) == "+PONG\r\n")
+    }
+
     @Test func errorsCarryRedissCodeAndTheScriptsLine() {
         let call = client()
         let sha = sha1Hex(Array("\n\nerror('boom')".utf8))

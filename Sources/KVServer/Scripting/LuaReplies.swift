@@ -326,10 +326,12 @@ func luaErrorInformation(_ L: OpaquePointer) -> (message: [UInt8], source: [UInt
         message = Array("ERR ".utf8) + (luaBytes(L, -1) ?? [])
         return (message, nil, nil)
     }
+    // Raw reads, unlike Redis's lua_getfield: this runs outside any pcall,
+    // where an __index metamethod that raises would abort the process
+    // (redis-server 7.0.15 dies on such a table; kvd answers it).
     func field(_ name: String) -> [UInt8]? {
-        lua_getfield(L, -1, name)
         defer { kvd_lua_pop(L, 1) }
-        let type = lua_type(L, -1)
+        let type = rawField(L, name)
         guard type == LuaType.string || type == LuaType.number else { return nil }
         var bytes = luaBytes(L, -1) ?? []
         if let nul = bytes.firstIndex(of: 0) { bytes.removeSubrange(nul...) }
