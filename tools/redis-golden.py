@@ -150,7 +150,8 @@ SCRIPT_CASES = [
         ["EVAL", "math.randomseed(10); return {math.random(100), math.random(5, 10)}", "0"])),
     ("evalsha script", resp(
         ["SCRIPT", "FLUSH"], ["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
-        ["SCRIPT", "LOAD", "return 1"], ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "nope"],
+        ["SCRIPT", "LOAD", "return 1"],
+        ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "nope", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB"],
         ["EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"],
         ["EVALSHA_RO", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
         ["SCRIPT", "LOAD", "return +"], ["SCRIPT", "FLUSH", "ASYNC"], ["SCRIPT", "FLUSH", "bogus"],

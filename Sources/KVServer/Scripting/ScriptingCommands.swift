@@ -101,10 +101,10 @@ extension Dispatcher {
             else { return out.error("ERR SCRIPT FLUSH only support SYNC|ASYNC option") }
             scripts.flush()
             out.ok()
-        case "exists":
+        case "exists":  // Redis's script dictionary compares SHAs ignoring case
             out.arrayHeader(r.count - 2)
             for index in 2..<r.count {
-                out.integer(scripts.scripts[String(decoding: r[index], as: UTF8.self)] == nil ? 0 : 1)
+                out.integer(scripts.scripts[String(decoding: lowercased(r[index]), as: UTF8.self)] == nil ? 0 : 1)
             }
         case "load":
             switch scripts.load(r[2]) {
