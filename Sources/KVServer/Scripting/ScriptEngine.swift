@@ -6,9 +6,9 @@
 // with KEYS and ARGV, turning its result or its error into the reply.
 import CLua
 
-/// A script in the cache: its body and what its shebang line declared.
+/// A script in the cache (its compiled function is in the interpreter's
+/// registry, under `f_<sha>`): what its shebang line declared.
 struct CachedScript {
-    let body: [UInt8]
     /// True when the script has a `#!lua` line (it is not in Redis's
     /// compatibility mode), and whether it declared `flags=no-writes`.
     let hasShebang: Bool
@@ -20,7 +20,7 @@ final class ScriptEngine {
     /// The interpreter, created on first use and again after SCRIPT FLUSH.
     private var state: OpaquePointer?
     /// Compiled scripts, by their lowercase SHA-1.
-    private(set) var scripts: [String: CachedScript] = [:]
+    private(set) var cache: [String: CachedScript] = [:]
     /// math.random's generator: it goes on from one script to the next.
     var random = ScriptRandom()
     /// The script running now (redis.call needs its caller), nil between scripts.
@@ -48,7 +48,7 @@ final class ScriptEngine {
     func flush() {
         if let state { lua_close(state) }
         state = nil
-        scripts = [:]
+        cache = [:]
     }
 
     /// The interpreter, with the sandbox and the redis library installed.
@@ -84,7 +84,7 @@ final class ScriptEngine {
     /// and returns its SHA-1, or the error reply's message.
     func load(_ body: [UInt8]) -> Result<String, ScriptError> {
         let sha = sha1Hex(body)
-        if scripts[sha] != nil { return .success(sha) }
+        if cache[sha] != nil { return .success(sha) }
         var hasShebang = false
         var noWrites = false
         var code = body[...]
@@ -120,7 +120,7 @@ final class ScriptEngine {
             return .failure(ScriptError(bytes: Array("ERR Error compiling script (new function): ".utf8) + message))
         }
         lua_setfield(L, kvd_lua_registryindex(), "f_" + sha)
-        scripts[sha] = CachedScript(body: body, hasShebang: hasShebang, noWrites: noWrites)
+        cache[sha] = CachedScript(hasShebang: hasShebang, noWrites: noWrites)
         return .success(sha)
     }
 

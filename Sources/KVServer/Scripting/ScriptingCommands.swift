@@ -4,11 +4,11 @@
 // table as the client's own (see RedisLibrary.swift); inside MULTI, EVAL is
 // queued like any command and runs within EXEC.
 //
-// FUNCTION (beyond FUNCTION FLUSH) and FCALL are not here yet: Redis's
-// "unknown command" answers them. SCRIPT DEBUG (the Lua debugger) is absent.
-// A script cannot run while a command arrives (it holds the core until it
-// returns), so SCRIPT KILL always finds none running, as kvd has no busy
-// scripts yet.
+// Functions are not here yet: FCALL gets Redis's "unknown command", and
+// FUNCTION (SessionCommands.swift) only flushes. SCRIPT DEBUG (the Lua
+// debugger) is absent. A script holds the core until it returns, so no
+// command ever arrives while one runs: SCRIPT KILL always finds none
+// running (kvd has no busy scripts yet, and no BUSY error).
 
 let scriptingCommands: [Command] = [
     Command("eval", arity: -3, keys: .none) { dispatcher, session, r, out in
@@ -39,14 +39,14 @@ extension Dispatcher {
         let name: String
         if sha {
             name = String(decoding: lowercased(r[1]), as: UTF8.self)
-            guard scripts.scripts[name] != nil else { return out.error("\(noScript)") }
+            guard scripts.cache[name] != nil else { return out.error("\(noScript)") }
         } else {
             switch scripts.load(r[1]) {
             case .success(let loaded): name = loaded
             case .failure(let error): return out.error(bytes: error.message)
             }
         }
-        let script = scripts.scripts[name]!
+        let script = scripts.cache[name]!
         if readOnly && script.hasShebang && !script.noWrites {
             return out.error("ERR Can not execute a script with write flag using *_ro command.")
         }
@@ -104,7 +104,7 @@ extension Dispatcher {
         case "exists":  // Redis's script dictionary compares SHAs ignoring case
             out.arrayHeader(r.count - 2)
             for index in 2..<r.count {
-                out.integer(scripts.scripts[String(decoding: lowercased(r[index]), as: UTF8.self)] == nil ? 0 : 1)
+                out.integer(scripts.cache[String(decoding: lowercased(r[index]), as: UTF8.self)] == nil ? 0 : 1)
             }
         case "load":
             switch scripts.load(r[2]) {
