@@ -2,7 +2,7 @@
 # Both install what the package needs from Debian/Ubuntu when it is missing.
 
 SWIFT ?= swift
-APT_PACKAGES := libevent-dev pkg-config redis-tools redis-server tcl nutcracker valgrind chromium
+APT_PACKAGES := libevent-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev pkg-config redis-tools redis-server tcl nutcracker valgrind chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Every step of `make test` is bounded: a hang becomes a failure naming the
 # step (timeout exits 124; KILL follows TERM after 10 s).

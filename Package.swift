@@ -15,6 +15,9 @@ let package = Package(
             pkgConfig: "libevent_core",
             providers: [.apt(["libevent-dev"])]
         ),
+        // Lua 5.1 as Redis embeds it, with its cjson and bit libraries, for kvd's EVAL.
+        .systemLibrary(
+            name: "CLua", pkgConfig: "lua5.1", providers: [.apt(["liblua5.1-0-dev", "lua-cjson-dev", "lua-bitop-dev"])]),
         .target(name: "Invocations"),
         .target(name: "MainLoop", dependencies: ["CLibevent", "Invocations"]),
         .executableTarget(name: "mainloop-demo", dependencies: ["MainLoop"]),
@@ -24,7 +27,7 @@ let package = Package(
         .executableTarget(name: "mainloop-stress", dependencies: ["MainLoop"]),
         // kvd: a Redis-protocol daemon; its logic is a library so it is testable.
         // Its README.md maps the folders.
-        .target(name: "KVServer", dependencies: ["MainLoop"], exclude: ["README.md"]),
+        .target(name: "KVServer", dependencies: ["MainLoop", "CLua"], exclude: ["README.md"]),
         .executableTarget(name: "kvd", dependencies: ["KVServer"]),
         // Counts heap allocations for the benchmark's allocations-per-post figure.
         .target(name: "CAllocationCounter"),

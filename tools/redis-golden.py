@@ -89,6 +89,91 @@ CASES = [
     ("resp3 lcs idx", b"MSET a ohmytext b mynewtext\r\nLCS a b IDX\r\nLCS a b IDX WITHMATCHLEN\r\n"),
 ]
 
+def resp(*commands):
+    """Commands as RESP arrays: a script's quotes and newlines need no escaping."""
+    out = b""
+    for command in commands:
+        out += b"*%d\r\n" % len(command)
+        for argument in command:
+            argument = argument.encode() if isinstance(argument, str) else argument
+            out += b"$%d\r\n%s\r\n" % (len(argument), argument)
+    return out
+
+# Lua scripting (EVAL, EVALSHA, SCRIPT), each in RESP2 and in RESP3.
+SCRIPT_CASES = [
+    ("eval conversions", resp(
+        ["EVAL", "return {1, 'two', {3, 'four'}, 3.99, -2.5, true, false, nil, 'after nil'}", "0"],
+        ["EVAL", "return nil", "0"], ["EVAL", "return {}", "0"], ["EVAL", "return 1e20", "0"],
+        ["EVAL", "return {ok='fine'}", "0"], ["EVAL", "return {err='CODE failed'}", "0"],
+        ["EVAL", "return {ok='a\r\nb'}", "0"], ["EVAL", "return redis.status_reply('PONG')", "0"],
+        ["EVAL", "return redis.error_reply('MY error')", "0"], ["EVAL", "return redis.error_reply('no code')", "0"],
+        ["EVAL", "return {1, {err='E inside'}, 3}", "0"],
+        ["EVAL", "return {double=3.5}", "0"], ["EVAL", "return {big_number='12345678901234567890'}", "0"],
+        ["EVAL", "return {map={a=1}}", "0"], ["EVAL", "return {set={a=true}}", "0"],
+        ["EVAL", "return {verbatim_string={format='txt', string='hi'}}", "0"],
+        ["EVAL", "redis.setresp(3); return {true, false}", "0"])),
+    ("eval keys argv", resp(
+        ["EVAL", "return {KEYS[1], KEYS[2], ARGV[1], #KEYS, #ARGV}", "2", "a", "b", "c", "d"],
+        ["EVAL", "return redis.call('set', KEYS[1], ARGV[1])", "1", "k", "v"],
+        ["EVAL", "return redis.call('get', KEYS[1])", "1", "k"],
+        ["EVAL", "return 1", "-1"], ["EVAL", "return 1", "2", "a"], ["EVAL", "return 1", "x"],
+        ["EVAL", "return 1"], ["EVALSHA", "abc"])),
+    ("eval redis.call", resp(
+        ["SET", "s", "abc"],
+        ["EVAL", "return redis.call('incr', 's')", "0"], ["EVAL", "return redis.pcall('incr', 's')", "0"],
+        ["EVAL", "return type(redis.pcall('incr', 's'))", "0"],
+        ["EVAL", "local ok, e = pcall(function() redis.call('incr', 's') end); return {tostring(ok), e}", "0"],
+        ["EVAL", "return redis.call('nosuch')", "0"], ["EVAL", "return redis.call('get')", "0"],
+        ["EVAL", "return redis.pcall('get', 'a', 'b')", "0"], ["EVAL", "return redis.call()", "0"],
+        ["EVAL", "return redis.call({})", "0"], ["EVAL", "return redis.call('multi')", "0"],
+        ["EVAL", "return redis.call('eval', 'return 1', '0')", "0"],
+        ["EVAL", "return redis.call('ping')", "0"], ["EVAL", "return redis.call('get', 'nope')", "0"],
+        ["EVAL", "return redis.call('mget', 's', 'nope')", "0"],
+        ["EVAL", "redis.call('set', 'n', 3.14159265358979); return redis.call('get', 'n')", "0"],
+        ["EVAL", "redis.call('select', 1); return redis.call('set', 'other', 1)", "0"], ["EXISTS", "other"],
+        ["EVAL", "redis.setresp(3); return redis.call('incrbyfloat', 'f', '1.5')", "0"],
+        ["EVAL", "redis.setresp(3); local r = redis.call('incrbyfloat', 'f', '1.5'); return type(r)", "0"])),
+    ("eval errors", resp(
+        ["EVAL", "error('boom')", "0"], ["EVAL", "error({err='MY boom'})", "0"],
+        ["EVAL", "return 'x' .. nil", "0"], ["EVAL", "return +", "0"],
+        ["EVAL", "return redis.setresp(4)", "0"], ["EVAL", "redis.log(9, 'x')", "0"],
+        ["EVAL", "redis.log('x')", "0"], ["EVAL", "return redis.sha1hex()", "0"],
+        ["EVAL", "return redis.sha1hex('Pizza & Mandolino')", "0"])),
+    ("eval sandbox", resp(
+        ["EVAL", "a = 5", "0"], ["EVAL", "return a", "0"], ["EVAL", "return os", "0"],
+        ["EVAL", "print('x')", "0"], ["EVAL", "dofile('x')", "0"], ["EVAL", "loadfile('x')", "0"],
+        ["EVAL", "setmetatable(_G, {})", "0"], ["EVAL", "local g = getmetatable(_G); g.__index = {}", "0"],
+        ["EVAL", "redis = 1", "0"], ["EVAL", "_G = {}", "0"], ["EVAL", "redis.call = 1", "0"],
+        ["EVAL", "string.upper = nil", "0"], ["EVAL", "rawset(_G, 'x', 1)", "0"],
+        ["EVAL", "return loadstring(string.dump(function() return 1 end))()", "0"],
+        ["EVAL", "return loadstring('return 1')()", "0"],
+        ["EVAL", "math.randomseed(10); return {math.random(100), math.random(5, 10)}", "0"])),
+    ("evalsha script", resp(
+        ["SCRIPT", "FLUSH"], ["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+        ["SCRIPT", "LOAD", "return 1"],
+        ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "nope", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB"],
+        ["EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"],
+        ["EVALSHA_RO", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+        ["SCRIPT", "LOAD", "return +"], ["SCRIPT", "FLUSH", "ASYNC"], ["SCRIPT", "FLUSH", "bogus"],
+        ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"], ["SCRIPT", "KILL"],
+        ["SCRIPT", "LOAD"], ["SCRIPT", "KILL", "x"], ["SCRIPT", "BOGUS"], ["SCRIPT"])),
+    ("eval read-only", resp(
+        ["EVAL_RO", "return redis.call('set', 'a', 'b')", "0"], ["EVAL_RO", "return redis.call('get', 'a')", "0"],
+        ["EVAL", "#!lua flags=no-writes\nreturn redis.call('set', 'a', 'b')", "0"],
+        ["EVAL_RO", "#!lua\nreturn 1", "0"], ["EVAL_RO", "#!lua flags=no-writes\nreturn 2", "0"],
+        ["EVAL", "#!lua flags=bogus\nreturn 1", "0"], ["EVAL", "#!foo\nreturn 1", "0"],
+        ["EVAL", "#!lua", "0"], ["EVAL", "#!lua x=1\nreturn 2", "0"])),
+    ("eval cjson bit", resp(
+        ["EVAL", "return cjson.encode({1, 2, {a = 'x'}})", "0"], ["EVAL", "return cjson.decode('[1,{\"a\":\"x\"}]')[2].a", "0"],
+        ["EVAL", "return cjson.encode({a = 1.5})", "0"], ["EVAL", "return cjson.decode('{')", "0"],
+        ["EVAL", "return {bit.band(0xff, 0x0f), bit.tohex(65535), bit.bnot(0)}", "0"],
+        ["EVAL", "cjson.encode = 1", "0"], ["EVAL", "bit.band = 1", "0"])),
+    ("eval multi", resp(
+        ["MULTI"], ["EVAL", "return redis.call('incr', KEYS[1])", "1", "n"],
+        ["EVAL", "return redis.call('nosuch')", "0"], ["EVAL", "return redis.call('get', 'n')", "0"], ["EXEC"])),
+]
+CASES += SCRIPT_CASES + [("resp3 " + name, payload) for name, payload in SCRIPT_CASES]
+
 def exchange(port, name, payload):
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(b"FLUSHALL\r\n")

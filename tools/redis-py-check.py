@@ -195,5 +195,53 @@ def decoded_responses():
     assert r.execute_command("HELLO")["proto"] == 3
 
 
+
+@scenario
+def lock_with_its_defaults():
+    # Lock's release, extend and reacquire are Lua scripts run by EVALSHA,
+    # loaded with SCRIPT LOAD when the server does not know them yet.
+    r = client()
+    r.flushdb()
+    r.script_flush()
+    with r.lock("L") as lock:
+        assert lock.owned() and r.exists("L") == 1 and r.ttl("L") == -1
+    assert r.exists("L") == 0
+    lock = r.lock("L", timeout=10)
+    assert lock.acquire() is True and 0 < r.pttl("L") <= 10000
+    assert lock.extend(20) is True and 10000 < r.pttl("L") <= 30000
+    assert lock.reacquire() is True and 0 < r.pttl("L") <= 10000
+    other = r.lock("L", timeout=10, blocking_timeout=0.2)
+    started = time.monotonic()
+    assert other.acquire() is False and time.monotonic() - started >= 0.09  # it waited, then gave up
+    lock.release()
+    assert other.acquire() is True
+    try:
+        other.do_release(expected_token=b"not-the-owner")
+        raise AssertionError("the release script freed a lock held by another token")
+    except redis.exceptions.LockNotOwnedError:
+        pass
+    other.release()
+    assert r.exists("L") == 0
+
+
+@scenario
+def scripts_register_and_run():
+    for protocol in (2, 3):
+        r = client(protocol=protocol)
+        r.flushdb()
+        r.script_flush()
+        add = r.register_script("return redis.call('incrby', KEYS[1], ARGV[1])")
+        assert add(keys=["n"], args=[5]) == 5 and add(keys=["n"], args=[2]) == 7
+        assert r.script_exists(add.sha) == [True]
+        # false is a null; an array ends at its first nil
+        assert r.eval("return {KEYS[1], ARGV[1], 3, false, nil, 5}", 1, "k", "a") == [b"k", b"a", 3, None]
+        try:
+            r.eval("return redis.call('nosuch')", 0)
+            raise AssertionError("an unknown command in a script did not fail")
+        except redis.exceptions.ResponseError as error:
+            assert "Unknown Redis command called from script" in str(error), error
+        with r.pipeline() as pipe:
+            assert pipe.eval("return redis.call('incr', KEYS[1])", 1, "n").execute() == [8]
+
 print(f"redis-py {redis.__version__}: {failures} scenario(s) failed" if failures else f"redis-py {redis.__version__}: all scenarios passed")
 sys.exit(1 if failures else 0)

@@ -18,12 +18,14 @@ public final class Dispatcher {
     let stats = CommandStats()
     /// INFO's sources beyond the databases and the statistics.
     let info: Info
+    /// The Lua interpreter and script cache behind EVAL.
+    let scripts = ScriptEngine()
 
     /// Every command, once, in table order (`Command.id` is the position).
     static let rows: [Command] = {
         var rows =
             keyspaceCommands + configCommands + infoCommands + introspectionCommands + stringCommands + keyCommands
-            + sessionCommands + transactionCommands + observabilityCommands
+            + sessionCommands + transactionCommands + observabilityCommands + scriptingCommands
         for index in rows.indices { rows[index].id = index }
         return rows
     }()

@@ -58,6 +58,12 @@ public struct ReplyWriter: Sendable {
         return replies
     }
 
+    /// Appends `encoded`, already in RESP: a script's reply types (booleans,
+    /// doubles, big numbers) that no command of kvd's sends yet.
+    mutating func raw(_ encoded: [UInt8]) {
+        bytes.append(contentsOf: encoded)
+    }
+
     /// `+<text>\r\n`.
     public mutating func simple(_ text: StaticString) {
         bytes.append(UInt8(ascii: "+"))

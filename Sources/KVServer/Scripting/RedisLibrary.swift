@@ -1,0 +1,267 @@
+// RedisLibrary.swift: the `redis` table a script calls, as Redis 7.0 builds
+// it (script_lua.c): redis.call and redis.pcall, which run kvd's own command
+// handlers (the table MULTI uses) as a client of the script's, and
+// error_reply, status_reply, sha1hex, log, setresp, set_repl and
+// replicate_commands, with Redis's argument checks and wording; also the
+// math.random that Redis swaps in. Every function is a Swift function behind
+// the shim's trampoline: it returns -1 to raise the error it pushed, so a
+// Lua error never unwinds a Swift frame.
+import CLua
+import Glibc
+
+/// What scripts may not call (Redis 7.0's `noscript` flag, for kvd's commands).
+let commandsRefusedToScripts: Set<String> = [
+    "hello", "auth", "client", "reset", "quit", "function", "multi", "exec", "discard", "watch", "unwatch",
+    "eval", "evalsha", "eval_ro", "evalsha_ro", "script", "config", "latency",
+]
+
+/// What a read-only script may not call (Redis 7.0's `write` flag, for kvd's commands).
+let writeCommands: Set<String> = [
+    "rename", "renamenx", "unlink", "set", "getset", "del", "incr", "decr", "incrby", "decrby", "append", "mset",
+    "expire", "pexpire", "expireat", "pexpireat", "persist", "swapdb", "move", "copy", "flushdb", "flushall",
+    "setnx", "setex", "psetex", "msetnx", "getex", "getdel", "setrange", "setbit", "incrbyfloat",
+]
+
+/// The engine a library function was registered with.
+private func engine(_ context: UnsafeMutableRawPointer?) -> ScriptEngine {
+    Unmanaged<ScriptEngine>.fromOpaque(context!).takeUnretainedValue()
+}
+
+/// Installs the global `redis` table and Redis's math.random on `L`.
+func installRedisLibrary(_ L: OpaquePointer, context: UnsafeMutableRawPointer) {
+    lua_createtable(L, 0, 24)
+    func function(_ name: String, _ body: kvd_lua_function) {
+        luaSetField(L, name) { kvd_lua_pushfunction(L, body, context) }
+    }
+    func number(_ name: String, _ value: Double) {
+        luaSetField(L, name) { lua_pushnumber(L, value) }
+    }
+    function("call") { L, context in redisCall(L!, engine(context), raise: true) }
+    function("pcall") { L, context in redisCall(L!, engine(context), raise: false) }
+    function("sha1hex") { L, _ in
+        let L = L!
+        guard lua_gettop(L) == 1 else {
+            luaPushError(L, Array("wrong number of arguments".utf8))
+            return -1
+        }
+        luaPush(L, sha1Hex(luaBytes(L, 1) ?? []))
+        return 1
+    }
+    function("error_reply") { L, _ in
+        let L = L!
+        guard takesOneString(L) else { return 1 }
+        var message = luaBytes(L, -1) ?? []
+        if let nul = message.firstIndex(of: 0) { message.removeSubrange(nul...) }
+        luaPushError(L, message.first == UInt8(ascii: "-") ? message : [UInt8(ascii: "-")] + message)
+        return 1
+    }
+    function("status_reply") { L, _ in
+        let L = L!
+        guard takesOneString(L) else { return 1 }
+        lua_createtable(L, 0, 1)
+        luaPush(L, "ok")
+        lua_pushvalue(L, -3)
+        lua_settable(L, -3)
+        return 1
+    }
+    function("log") { L, _ in redisLog(L!) }
+    for (name, level) in [("LOG_DEBUG", 0.0), ("LOG_VERBOSE", 1), ("LOG_NOTICE", 2), ("LOG_WARNING", 3)] {
+        number(name, level)
+    }
+    number("REDIS_VERSION_NUM", Double(0x07_00_0F))
+    luaSetField(L, "REDIS_VERSION") { luaPush(L, "7.0.15") }
+    function("setresp") { L, context in
+        let L = L!
+        guard let run = engine(context).run else {
+            luaPushError(L, Array("redis.setresp can only be called inside a script invocation".utf8))
+            return -1
+        }
+        guard lua_gettop(L) == 1 else {
+            luaPushError(L, Array("redis.setresp() requires one argument.".utf8))
+            return -1
+        }
+        let version = Int32(truncatingIfNeeded: luaInteger(lua_tonumber(L, -1)))
+        guard version == 2 || version == 3 else {
+            luaPushError(L, Array("RESP version must be 2 or 3.".utf8))
+            return -1
+        }
+        run.session.resp3 = version == 3
+        return 0
+    }
+    // kvd has no replicas and no AOF, so there is nothing to propagate:
+    // set_repl checks its flags as Redis does and changes nothing else.
+    function("set_repl") { L, context in
+        let L = L!
+        guard engine(context).run != nil else {
+            luaPushError(L, Array("redis.set_repl can only be called inside a script invocation".utf8))
+            return -1
+        }
+        guard lua_gettop(L) == 1 else {
+            luaPushError(L, Array("redis.set_repl() requires two arguments.".utf8))
+            return -1
+        }
+        guard luaInteger(lua_tonumber(L, -1)) & ~3 == 0 else {
+            luaPushError(L, Array("Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.".utf8))
+            return -1
+        }
+        return 0
+    }
+    for (name, flags) in [("REPL_NONE", 0.0), ("REPL_AOF", 1), ("REPL_SLAVE", 2), ("REPL_REPLICA", 2), ("REPL_ALL", 3)]
+    {
+        number(name, flags)
+    }
+    // Deprecated in Redis 7.0, where it does nothing and answers true.
+    function("replicate_commands") { L, _ in
+        lua_pushboolean(L!, 1)
+        return 1
+    }
+    lua_setfield(L, kvd_lua_globalsindex(), "redis")
+
+    lua_getfield(L, kvd_lua_globalsindex(), "math")
+    luaSetField(L, "random") { kvd_lua_pushfunction(L, { L, context in mathRandom(L!, engine(context)) }, context) }
+    luaSetField(L, "randomseed") {
+        kvd_lua_pushfunction(
+            L,
+            { L, context in
+                let L = L!
+                guard engine(context).run != nil else {
+                    luaPush(L, "math.randomseed can only be called inside a script invocation")
+                    return -1
+                }
+                engine(context).random.seed(Int32(truncatingIfNeeded: luaInteger(lua_tonumber(L, 1))))
+                return 0
+            }, context)
+    }
+    kvd_lua_pop(L, 1)
+}
+
+/// True when a function got one string argument; otherwise pushes the
+/// error table that error_reply and status_reply return (not raise) then.
+private func takesOneString(_ L: OpaquePointer) -> Bool {
+    guard lua_gettop(L) == 1, lua_type(L, -1) == LuaType.string else {
+        luaPushError(L, Array("wrong number or type of arguments".utf8))
+        return false
+    }
+    return true
+}
+
+/// redis.call (`raise`) and redis.pcall: one command, run as the script's
+/// client through the dispatcher; its reply converted to Lua.
+private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) -> Int32 {
+    guard let run = engine.run else {
+        luaPushError(L, Array("redis.call/pcall can only be called inside a script invocation".utf8))
+        return -1
+    }
+    let count = lua_gettop(L)
+    guard count > 0 else {
+        luaPushError(L, Array("Please specify at least one argument for this redis lib call".utf8))
+        return raise ? -1 : 1
+    }
+    var batch = RequestBatch()
+    for index in 1...count {
+        if lua_type(L, index) == LuaType.number {
+            // Not lua_tolstring: Lua prints numbers with 14 digits.
+            batch.appendArgument(formatG17(lua_tonumber(L, index)))
+        } else if let bytes = luaBytes(L, index) {
+            batch.appendArgument(bytes)
+        } else {
+            lua_settop(L, 0)
+            luaPushError(L, Array("Lua redis lib command arguments must be strings or integers".utf8))
+            return raise ? -1 : 1
+        }
+    }
+    lua_settop(L, 0)
+    batch.endRequest()
+    var refusal: String?
+    var reply: [UInt8] = []
+    batch.forEach { request in
+        guard let command = Dispatcher.command(named: request.raw(0)) else {
+            refusal = "Unknown Redis command called from script"
+            return false
+        }
+        guard command.accepts(request.count) else {
+            refusal = "Wrong number of args calling Redis command from script"
+            return false
+        }
+        if commandsRefusedToScripts.contains(command.name) {
+            refusal = "This Redis command is not allowed from script"
+        } else if run.readOnly && writeCommands.contains(command.name) {
+            refusal = "Write commands are not allowed from read-only scripts."
+        } else {
+            var out = ReplyWriter()
+            out.resp3 = run.session.resp3
+            run.dispatcher.execute(request, for: run.session, into: &out)
+            reply = out.finish().chunks.flatMap { $0 }
+        }
+        return false
+    }
+    if let refusal {
+        luaPushCallError(L, refusal)
+        return raise ? -1 : 1
+    }
+    var index = 0
+    luaPushReply(L, reply, &index)
+    return raise && reply.first == UInt8(ascii: "-") ? -1 : 1
+}
+
+/// redis.log(level, message, ...): kvd logs to standard error, as it does
+/// for its own notices; levels below NOTICE are not shown (Redis's default
+/// verbosity).
+private func redisLog(_ L: OpaquePointer) -> Int32 {
+    let count = lua_gettop(L)
+    guard count >= 2 else {
+        luaPushError(L, Array("redis.log() requires two arguments or more.".utf8))
+        return -1
+    }
+    guard lua_isnumber(L, -count) != 0 else {
+        luaPushError(L, Array("First argument must be a number (log level).".utf8))
+        return -1
+    }
+    let level = luaInteger(lua_tonumber(L, -count))
+    guard (0...3).contains(level) else {
+        luaPushError(L, Array("Invalid debug level.".utf8))
+        return -1
+    }
+    guard level >= 2 else { return 0 }
+    var line: [UInt8] = []
+    for index in 1..<count {
+        guard let bytes = luaBytes(L, -count + index) else { continue }
+        if index != 1 { line.append(32) }
+        line += bytes
+    }
+    line.append(10)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    return 0
+}
+
+/// Lua's math.random over Redis's rand48, so a seeded script draws Redis's numbers.
+private func mathRandom(_ L: OpaquePointer, _ engine: ScriptEngine) -> Int32 {
+    guard engine.run != nil else {
+        luaPush(L, "math.random can only be called inside a script invocation")
+        return -1
+    }
+    let r = Double(engine.random.next() % ScriptRandom.max) / Double(ScriptRandom.max)
+    switch lua_gettop(L) {
+    case 0:
+        lua_pushnumber(L, r)
+    case 1:
+        let upper = luaInteger(lua_tonumber(L, 1))
+        guard upper >= 1 else {
+            luaPush(L, "bad argument #1 to 'random' (interval is empty)")
+            return -1
+        }
+        lua_pushnumber(L, (r * Double(upper)).rounded(.down) + 1)
+    case 2:
+        let lower = luaInteger(lua_tonumber(L, 1))
+        let upper = luaInteger(lua_tonumber(L, 2))
+        guard lower <= upper else {
+            luaPush(L, "bad argument #2 to 'random' (interval is empty)")
+            return -1
+        }
+        lua_pushnumber(L, (r * Double(upper - lower + 1)).rounded(.down) + Double(lower))
+    default:
+        luaPush(L, "wrong number of arguments")
+        return -1
+    }
+    return 1
+}
