@@ -53,6 +53,11 @@ final class Connection: @unchecked Sendable {
         case idle
         /// Submitted; nothing else is submitted until its replies arrive.
         case awaiting
+        /// The batch stopped at a blocking command that parked the client
+        /// on the core: its reply comes later (`unparked`), and nothing else
+        /// is submitted until then. If the peer closes meanwhile, the
+        /// connection closes at once, as Redis frees a blocked client.
+        case parked
     }
 
     /// How the connection ends.
@@ -144,7 +149,8 @@ final class Connection: @unchecked Sendable {
         try hop.connect(
             ClientInfo(
                 id: id, address: socketAddress(fd, peer: true), localAddress: socketAddress(fd, peer: false), fd: fd,
-                kill: { try? loop.post { self.kill() } }))
+                kill: { try? loop.post { self.kill() } },
+                resume: { replies in try? loop.post { self.unparked(replies) } }))
         try resumeReading()
     }
 
@@ -156,6 +162,7 @@ final class Connection: @unchecked Sendable {
         ending = .afterFlush
         heldBatch = nil
         stopReading(.ended)
+        if exchange == .parked { exchange = .idle }  // its reply will not be waited for
         if exchange == .idle { flush() }
     }
 
@@ -204,9 +211,12 @@ final class Connection: @unchecked Sendable {
     }
 
     private func readable() {
-        if !readAvailable() { stopReading(.ended) }
+        if !readAvailable() {
+            stopReading(.ended)
+            if exchange == .parked { return close() }
+        }
         processInput()
-        if exchange == .awaiting || outputBackedUp || heldBatch != nil,
+        if exchange != .idle || outputBackedUp || heldBatch != nil,
             parser.bufferedCount > Connection.pauseThreshold, case .reading = input
         {
             stopReading(.paused)
@@ -275,10 +285,10 @@ final class Connection: @unchecked Sendable {
         exchange = .awaiting
         switch mode {
         case .onCore:
-            let (replies, rest) = hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
+            let (replies, rest, parked) = hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
             // Let go of the parser's buffer before it takes more bytes.
             self.batch.removeAll(releasing: Reclaimer.release)
-            receive(replies, rest: rest)
+            receive(replies, rest: rest, parked: parked)
         case .onIOLoop:
             self.batch = RequestBatch()  // the core has this one now
             worker.submit(batch, from: self)
@@ -293,13 +303,32 @@ final class Connection: @unchecked Sendable {
         flush()
     }
 
-    /// Replies for the batch in flight, and the requests the core did not run.
-    func receive(_ replies: Replies, rest: RequestBatch?) {
-        exchange = .idle
+    /// Replies for the batch in flight, and the requests the core did not
+    /// run; `parked`: the batch stopped at a blocking command, whose reply
+    /// comes later (`unparked`).
+    func receive(_ replies: Replies, rest: RequestBatch?, parked: Bool = false) {
+        exchange = parked ? .parked : .idle
         guard ending != .closed else { return }  // the peer went away meanwhile
         heldBatch = rest
         queue(replies)
         guard ending != .closed else { return }  // over the output limit
+        flush()
+        guard ending != .closed, !parked else {
+            // The peer's EOF came while the batch was out: a parked client
+            // that is gone is closed, its replies so far written.
+            if parked, ending != .closed, case .ended = input { close() }
+            return
+        }
+        continueAfterOutput()
+    }
+
+    /// The reply of the parked blocking command: the connection goes on
+    /// with the requests after it.
+    func unparked(_ replies: Replies) {
+        guard exchange == .parked, ending != .closed else { return }
+        exchange = .idle
+        queue(replies)
+        guard ending != .closed else { return }
         flush()
         guard ending != .closed else { return }
         continueAfterOutput()
@@ -447,6 +476,7 @@ final class Connection: @unchecked Sendable {
     /// client): the stop then waits only for clients that read.
     func drain() {
         guard ending != .closed else { return }
+        if exchange == .parked { return close() }  // Redis does not wait for a blocked client either
         if input != .ended { _ = readAvailable(everything: true) }
         stopReading(.ended)
         processInput()

@@ -1,0 +1,122 @@
+// CollectionTypesTests.swift: the value types behind hashes, lists and
+// sets (Storage/Types/) and the parked clients' deadline heap: their
+// orders, their encodings' conversions and their ring buffer, checked
+// against plain arrays.
+import Testing
+
+@testable import KVServer
+
+@Suite struct CollectionTypesTests {
+    @Test func listRingMatchesAnArrayThroughPushesAndPopsAtBothEnds() {
+        let list = ListValue()
+        var model: [[UInt8]] = []
+        var generator = SystemRandomNumberGenerator()
+        var mismatches = 0  // one #expect at the end: an expectation per step is slow in debug builds
+        for step in 0..<3_000 {
+            let element = Array(String(step).utf8)
+            switch Int.random(in: 0..<6, using: &generator) {
+            case 0:
+                list.pushFront(element)
+                model.insert(element, at: 0)
+            case 1, 2:
+                list.pushBack(element)
+                model.append(element)
+            case 3:
+                if list.popFront() != (model.isEmpty ? nil : model.removeFirst()) { mismatches += 1 }
+            case 4:
+                if list.popBack() != model.popLast() { mismatches += 1 }
+            default:
+                if !model.isEmpty {
+                    let index = Int.random(in: 0..<model.count, using: &generator)
+                    if list[index] != model[index] { mismatches += 1 }
+                }
+            }
+            if list.count != model.count { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+        #expect((0..<list.count).map { list[$0] } == model)
+    }
+
+    @Test func listInsertRemoveKeepAndRemoveAllKeepTheOrder() {
+        let list = ListValue()
+        for element in ["a", "b", "a", "c", "a"] { list.pushBack(Array(element.utf8)) }
+        list.insert(Array("x".utf8), at: 1)
+        list.remove(at: 0)
+        #expect(strings(list) == ["x", "b", "a", "c", "a"])
+        #expect(list.removeAll(limit: 1, fromBack: true) { $0 == Array("a".utf8) } == 1)
+        #expect(strings(list) == ["x", "b", "a", "c"])
+        list.keep(1..<3)
+        #expect(strings(list) == ["b", "a"])
+        #expect(list.removeAll(limit: 0, fromBack: false) { _ in true } == 2)
+        #expect(list.isEmpty)
+    }
+
+    @Test func aDrainedListGivesItsRingBack() {
+        let list = ListValue()
+        for step in 0..<10_000 { list.pushBack(Array(String(step).utf8)) }
+        for _ in 0..<9_990 { _ = list.popFront() }
+        #expect(list.count == 10)
+        #expect(list[0] == Array("9990".utf8))
+        let copy = list.copy()
+        _ = list.popBack()
+        #expect(copy.count == 10)
+    }
+
+    @Test func aSmallHashKeepsInsertionOrderAndConvertsLikeRedis() {
+        let hash = HashValue()
+        #expect(hash.set(Array("b".utf8), Array("1".utf8)))
+        #expect(hash.set(Array("a".utf8), Array("2".utf8)))
+        #expect(hash.set(Array("c".utf8), Array("3".utf8)))
+        #expect(!hash.set(Array("b".utf8), Array("4".utf8)))
+        Array("b".utf8).withUnsafeBytes { _ = hash.remove($0) }
+        #expect((0..<hash.count).map { String(decoding: hash.entry(at: $0).field, as: UTF8.self) } == ["a", "c"])
+        #expect(hash.isCompact)
+        hash.set(Array("long".utf8), [UInt8](repeating: 65, count: 65))
+        #expect(!hash.isCompact)
+        let many = HashValue()
+        for field in 0..<HashValue.compactEntries { many.set(Array(String(field).utf8), []) }
+        #expect(many.isCompact)
+        many.set(Array("one more".utf8), [])
+        #expect(!many.isCompact)
+        #expect(Array("127".utf8).withUnsafeBytes { many.value(of: $0) } == [])
+    }
+
+    @Test func anIntsetStaysSortedUntilAMemberIsNotAnInteger() {
+        let set = SetValue()
+        for member in ["10", "-5", "3", "3", "0"] { set.add(Array(member.utf8)) }
+        #expect((0..<set.count).map { String(decoding: set[$0], as: UTF8.self) } == ["-5", "0", "3", "10"])
+        #expect(set.isIntset)
+        set.add(Array("007".utf8))  // not as Redis writes an integer
+        #expect(!set.isIntset)
+        #expect(set.count == 5)
+        let big = SetValue()
+        for member in 0...SetValue.intsetEntries { big.add(Array(String(member).utf8)) }
+        #expect(!big.isIntset)
+        #expect(big.contains(Array("512".utf8)))
+    }
+
+    @Test func aLargeTableRemovesByMovingTheLastMember() {
+        var table = MemberTable()
+        table.keepsOrder = false
+        for member in ["a", "b", "c", "d"] { table.append(Array(member.utf8)) }
+        table.remove(at: 1)
+        #expect(table.members.map { String(decoding: $0, as: UTF8.self) } == ["a", "d", "c"])
+        #expect(table.position(of: Array("d".utf8)) == 1)
+        #expect(table.position(of: Array("b".utf8)) == nil)
+    }
+
+    @Test func deadlinesComeOutEarliestFirst() {
+        var heap = DeadlineHeap()
+        let deadlines = (0..<500).map { _ in Int64.random(in: 0..<1_000) }
+        for (client, deadline) in deadlines.enumerated() {
+            heap.insert(.init(deadline: deadline, client: client, serial: client))
+        }
+        var out: [Int64] = []
+        while let first = heap.removeFirst() { out.append(first.deadline) }
+        #expect(out == deadlines.sorted())
+    }
+
+    private func strings(_ list: ListValue) -> [String] {
+        (0..<list.count).map { String(decoding: list[$0], as: UTF8.self) }
+    }
+}
