@@ -7,6 +7,8 @@ import Testing
 @testable import KVServer
 
 @Suite struct CollectionTypesTests {
+    let limits = EncodingLimits()
+
     @Test func listRingMatchesAnArrayThroughPushesAndPopsAtBothEnds() {
         let list = ListValue()
         var model: [[UInt8]] = []
@@ -64,33 +66,33 @@ import Testing
 
     @Test func aSmallHashKeepsInsertionOrderAndConvertsLikeRedis() {
         let hash = HashValue()
-        #expect(hash.set(Array("b".utf8), Array("1".utf8)))
-        #expect(hash.set(Array("a".utf8), Array("2".utf8)))
-        #expect(hash.set(Array("c".utf8), Array("3".utf8)))
-        #expect(!hash.set(Array("b".utf8), Array("4".utf8)))
+        #expect(hash.set(Array("b".utf8), Array("1".utf8), limits))
+        #expect(hash.set(Array("a".utf8), Array("2".utf8), limits))
+        #expect(hash.set(Array("c".utf8), Array("3".utf8), limits))
+        #expect(!hash.set(Array("b".utf8), Array("4".utf8), limits))
         Array("b".utf8).withUnsafeBytes { _ = hash.remove($0) }
         #expect((0..<hash.count).map { String(decoding: hash.entry(at: $0).field, as: UTF8.self) } == ["a", "c"])
         #expect(hash.isCompact)
-        hash.set(Array("long".utf8), [UInt8](repeating: 65, count: 65))
+        hash.set(Array("long".utf8), [UInt8](repeating: 65, count: 65), limits)
         #expect(!hash.isCompact)
         let many = HashValue()
-        for field in 0..<HashValue.compactEntries { many.set(Array(String(field).utf8), []) }
+        for field in 0..<limits.hashEntries { many.set(Array(String(field).utf8), [], limits) }
         #expect(many.isCompact)
-        many.set(Array("one more".utf8), [])
+        many.set(Array("one more".utf8), [], limits)
         #expect(!many.isCompact)
         #expect(Array("127".utf8).withUnsafeBytes { many.value(of: $0) } == [])
     }
 
     @Test func anIntsetStaysSortedUntilAMemberIsNotAnInteger() {
         let set = SetValue()
-        for member in ["10", "-5", "3", "3", "0"] { set.add(Array(member.utf8)) }
+        for member in ["10", "-5", "3", "3", "0"] { set.add(Array(member.utf8), limits) }
         #expect((0..<set.count).map { String(decoding: set[$0], as: UTF8.self) } == ["-5", "0", "3", "10"])
         #expect(set.isIntset)
-        set.add(Array("007".utf8))  // not as Redis writes an integer
+        set.add(Array("007".utf8), limits)  // not as Redis writes an integer
         #expect(!set.isIntset)
         #expect(set.count == 5)
         let big = SetValue()
-        for member in 0...SetValue.intsetEntries { big.add(Array(String(member).utf8)) }
+        for member in 0...limits.intsetEntries { big.add(Array(String(member).utf8), limits) }
         #expect(!big.isIntset)
         #expect(big.contains(Array("512".utf8)))
     }

@@ -53,7 +53,9 @@ private func hset(_ ks: Keyspace, _ r: Request, _ name: String, _ out: inout Rep
     guard r.count % 2 == 0 else { return out.error("ERR wrong number of arguments for '\(name)' command") }
     guard let hash = ks.hashForWriting(r.raw(1), &out) else { return }
     var added = 0
-    for index in stride(from: 2, to: r.count, by: 2) where hash.set(r.raw(index), r.raw(index + 1)) { added += 1 }
+    for index in stride(from: 2, to: r.count, by: 2) where hash.set(r.raw(index), r.raw(index + 1), ks.limits) {
+        added += 1
+    }
     ks.changed(r.raw(1))
     if name == "hset" { out.integer(added) } else { out.ok() }
 }
@@ -61,7 +63,7 @@ private func hset(_ ks: Keyspace, _ r: Request, _ name: String, _ out: inout Rep
 private func hsetnx(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let hash = ks.hashForWriting(r.raw(1), &out) else { return }
     guard hash.value(of: r.raw(2)) == nil else { return out.integer(0) }
-    hash.set(r.raw(2), r.raw(3))
+    hash.set(r.raw(2), r.raw(3), ks.limits)
     ks.changed(r.raw(1))
     out.integer(1)
 }
@@ -89,7 +91,7 @@ private func hincrby(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     }
     let (result, overflow) = current.addingReportingOverflow(increment)
     guard !overflow else { return out.error("ERR increment or decrement would overflow") }
-    hash.set(r[2], decimalBytes(result))
+    hash.set(r[2], decimalBytes(result), ks.limits)
     ks.changed(r.raw(1))
     out.integer(result)
 }
@@ -108,7 +110,7 @@ private func hincrbyfloat(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter
         return out.error("ERR increment would produce NaN or Infinity")
     }
     let text = humanReadable(result)
-    hash.set(r[2], text)
+    hash.set(r[2], text, ks.limits)
     ks.changed(r.raw(1))
     out.bulk(text)
 }

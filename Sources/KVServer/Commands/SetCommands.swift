@@ -7,7 +7,7 @@ let setCommands: [Command] = [
     Command("sadd", arity: -3, keys: .one) { ks, r, out in
         guard let set = ks.setForWriting(r.raw(1), &out) else { return }
         var added = 0
-        for index in 2..<r.count where set.add(r.raw(index)) { added += 1 }
+        for index in 2..<r.count where set.add(r.raw(index), ks.limits) { added += 1 }
         if added > 0 { ks.changed(r.raw(1)) }
         out.integer(added)
     },
@@ -118,8 +118,8 @@ private func smove(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard from.remove(r.raw(3)) else { return out.integer(0) }
     ks.changedCollection(r.raw(1), count: from.count)
     guard let to = ks.setForWriting(r.raw(2), &out) else { return }
-    to.add(r.raw(3))
-    ks.changed(r.raw(2))
+    // The destination changes (for WATCH) only when the member is new to it.
+    if to.add(r.raw(3), ks.limits) { ks.changed(r.raw(2)) }
     out.integer(1)
 }
 
@@ -150,18 +150,18 @@ private func combine(
             let smallest = present[0]
             for position in 0..<smallest.count {
                 let member = smallest[position]
-                if present.dropFirst().allSatisfy({ $0.contains(member) }) { result.add(member) }
+                if present.dropFirst().allSatisfy({ $0.contains(member) }) { result.add(member, ks.limits) }
             }
         }
     case .union:
         for set in sets.compactMap({ $0 }) {
-            for position in 0..<set.count { result.add(set[position]) }
+            for position in 0..<set.count { result.add(set[position], ks.limits) }
         }
     case .difference:
         if let first = sets[0] {
             let others = sets.dropFirst().compactMap { $0 }
             for position in 0..<first.count where !others.contains(where: { $0.contains(first[position]) }) {
-                result.add(first[position])
+                result.add(first[position], ks.limits)
             }
         }
     }

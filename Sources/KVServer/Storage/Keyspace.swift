@@ -116,12 +116,17 @@ public final class Keyspace {
 
     /// The time commands run at (shared by a dispatcher's databases).
     let clock: CommandClock
+    /// The encoding thresholds (shared by a dispatcher's databases).
+    let limits: EncodingLimits
 
     /// An empty keyspace.
-    public convenience init() { self.init(clock: CommandClock()) }
+    public convenience init() { self.init(clock: CommandClock(), limits: EncodingLimits()) }
 
     /// An empty keyspace whose commands run at `clock`'s time.
-    init(clock: CommandClock) { self.clock = clock }
+    init(clock: CommandClock, limits: EncodingLimits) {
+        self.clock = clock
+        self.limits = limits
+    }
 
     /// The current command's time, in Unix milliseconds.
     var now: Int64 { clock.now }

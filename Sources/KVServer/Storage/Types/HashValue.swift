@@ -4,17 +4,14 @@
 //
 // `isCompact` says what Redis 7.0 would call the encoding: a listpack while
 // the hash has at most 128 fields and no field or value longer than 64
-// bytes (hash-max-listpack-entries and -value), a hashtable after. Like
+// bytes (hash-max-listpack-entries and -value: EncodingLimits), a
+// hashtable after. Like
 // Redis it never goes back; and like a listpack, a compact hash keeps its
 // fields in insertion order (HGETALL's order), which is what the table's
 // `keepsOrder` does.
 
 /// A hash value. Core loop only, like the keyspace that holds it.
 final class HashValue {
-    /// Redis's hash-max-listpack-entries and hash-max-listpack-value.
-    static let compactEntries = 128
-    static let compactLength = 64
-
     private(set) var fields = MemberTable()
     /// Each field's value, by the field's position.
     private(set) var values: [[UInt8]] = []
@@ -32,21 +29,21 @@ final class HashValue {
 
     /// Sets `field` to `value`; true when the field is new.
     @discardableResult
-    func set(_ field: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool {
-        set(Array(field), Array(value))
+    func set(_ field: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ limits: EncodingLimits) -> Bool {
+        set(Array(field), Array(value), limits)
     }
 
     /// Sets `field` to `value`; true when the field is new.
     @discardableResult
-    func set(_ field: [UInt8], _ value: [UInt8]) -> Bool {
-        if isCompact && (field.count > HashValue.compactLength || value.count > HashValue.compactLength) {
+    func set(_ field: [UInt8], _ value: [UInt8], _ limits: EncodingLimits) -> Bool {
+        if isCompact && (field.count > limits.hashValue || value.count > limits.hashValue) {
             fields.keepsOrder = false
         }
         if let position = fields.position(of: field) {
             values[position] = value
             return false
         }
-        if isCompact && fields.count >= HashValue.compactEntries { fields.keepsOrder = false }
+        if isCompact && fields.count >= limits.hashEntries { fields.keepsOrder = false }
         fields.append(field)
         values.append(value)
         return true

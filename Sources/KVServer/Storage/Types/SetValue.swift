@@ -2,7 +2,7 @@
 //
 // `isIntset` says what Redis 7.0 would call the encoding: an intset while
 // every member is an integer as Redis writes them (string2ll) and there
-// are at most 512 (set-max-intset-entries), a hashtable after (Redis 7.0
+// are at most 512 (set-max-intset-entries: EncodingLimits), a hashtable after (Redis 7.0
 // has no listpack sets). An intset is sorted by value, and so SMEMBERS of
 // a small set of numbers answers in Redis's order; this set keeps its
 // members in that order while it is one (an insertion is then O(n), n at
@@ -10,9 +10,6 @@
 
 /// A set value. Core loop only, like the keyspace that holds it.
 final class SetValue {
-    /// Redis's set-max-intset-entries.
-    static let intsetEntries = 512
-
     private(set) var members = MemberTable()
 
     init() {}
@@ -31,23 +28,23 @@ final class SetValue {
 
     /// Adds `member`; true when it is new.
     @discardableResult
-    func add(_ member: UnsafeRawBufferPointer) -> Bool {
+    func add(_ member: UnsafeRawBufferPointer, _ limits: EncodingLimits) -> Bool {
         guard !contains(member) else { return false }
-        insert(Array(member))
+        insert(Array(member), limits)
         return true
     }
 
     /// Adds `member`; true when it is new.
     @discardableResult
-    func add(_ member: [UInt8]) -> Bool {
+    func add(_ member: [UInt8], _ limits: EncodingLimits) -> Bool {
         guard !contains(member) else { return false }
-        insert(member)
+        insert(member, limits)
         return true
     }
 
-    private func insert(_ member: [UInt8]) {
+    private func insert(_ member: [UInt8], _ limits: EncodingLimits) {
         if isIntset {
-            if let value = parseInteger(member), members.count < SetValue.intsetEntries {
+            if let value = parseInteger(member), members.count < limits.intsetEntries {
                 // Binary search for the first member above `value`.
                 var (low, high) = (0, members.count)
                 while low < high {
