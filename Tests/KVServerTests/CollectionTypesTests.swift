@@ -107,6 +107,52 @@ import Testing
         #expect(table.position(of: Array("b".utf8)) == nil)
     }
 
+    @Test func skipListRanksAndOrderMatchASortedArray() {
+        let list = SkipList()
+        var model: [(score: Double, member: [UInt8])] = []
+        var generator = SystemRandomNumberGenerator()
+        var mismatches = 0  // one #expect at the end: an expectation per step is slow in debug builds
+        for step in 0..<2_000 {
+            let member = Array("m\(Int.random(in: 0..<300, using: &generator))".utf8)
+            let existing = model.firstIndex { $0.member == member }
+            if let existing, step % 3 == 0 {
+                if !list.remove(model[existing].score, member) { mismatches += 1 }
+                model.remove(at: existing)
+            } else if existing == nil {
+                let score = Double(Int.random(in: 0..<20, using: &generator))  // many ties: member order decides
+                list.insert(score, member)
+                model.append((score, member))
+                model.sort { SkipList.precedes($0.score, $0.member, $1.score, $1.member) }
+            }
+        }
+        for (index, element) in model.enumerated() {
+            if list.rank(element.score, element.member) != index + 1 { mismatches += 1 }
+            if list.node(atRank: index + 1)?.member != element.member { mismatches += 1 }
+        }
+        var backwards: [[UInt8]] = []
+        var node = list.tail
+        while let current = node {
+            backwards.append(current.member)
+            node = current.backward
+        }
+        #expect(mismatches == 0)
+        #expect(list.count == model.count)
+        #expect(backwards == model.reversed().map(\.member))
+        #expect(list.first(notBelow: { $0.score < 10 })?.member == model.first { $0.score >= 10 }?.member)
+        #expect(list.last(notAbove: { $0.score > 10 })?.member == model.last { $0.score <= 10 }?.member)
+    }
+
+    @Test func aSortedSetUpdatesScoresAndAnswersRanksBothWays() {
+        let sortedSet = SortedSetValue()
+        for (member, score) in [("a", 3.0), ("b", 1.0), ("c", 2.0)] { sortedSet.set(Array(member.utf8), score, limits) }
+        #expect(!sortedSet.set(Array("a".utf8), 0.5, limits))
+        #expect(sortedSet.rank(of: Array("a".utf8)) == 0)
+        #expect(sortedSet.elements(ranks: 0...1, reverse: true).map(\.score) == [2.0, 1.0])
+        #expect(sortedSet.remove(Array("c".utf8)))
+        #expect(sortedSet.count == 2)
+        #expect(sortedSet.copy().elements(ranks: 0...1, reverse: false).map(\.score) == [0.5, 1.0])
+    }
+
     @Test func deadlinesComeOutEarliestFirst() {
         var heap = DeadlineHeap()
         let deadlines = (0..<500).map { _ in Int64.random(in: 0..<1_000) }

@@ -342,6 +342,41 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         ":0\r\n:0\r\n-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n-ERR value is not an integer or out of range\r\n-ERR wrong number of arguments for 'client|unblock' command\r\n"
     ),
     (
+        "zadd options",
+        "ZADD z 1 a 2 b\r\nZADD z NX 5 a 3 c\r\nZADD z XX 9 b 9 nope\r\nZADD z XX CH 9 b 10 c\r\nZADD z GT CH 1 b 20 c\r\nZADD z LT CH 1 b 30 c\r\nZADD z INCR 1.5 a\r\nZADD z NX INCR 1 a\r\nZADD z NX XX 1 a\r\nZADD z GT LT 1 a\r\nZADD z NX GT 1 a\r\nZADD z INCR 1 a 2 b\r\nZADD z 1\r\nZADD z x a\r\nZADD z nan a\r\nZADD nope XX 1 a\r\nEXISTS nope\r\nZADD z inf i -inf j\r\nZINCRBY z inf j\r\nZINCRBY z 1 new\r\nZINCRBY z x a\r\nZRANGE z 0 -1 WITHSCORES\r\nZCARD z\r\nZCARD nope\r\n",
+        ":2\r\n:1\r\n:0\r\n:1\r\n:1\r\n:1\r\n$3\r\n2.5\r\n$-1\r\n-ERR XX and NX options at the same time are not compatible\r\n-ERR GT, LT, and/or NX options at the same time are not compatible\r\n-ERR GT, LT, and/or NX options at the same time are not compatible\r\n-ERR INCR option supports a single increment-element pair\r\n-ERR wrong number of arguments for 'zadd' command\r\n-ERR value is not a valid float\r\n-ERR value is not a valid float\r\n:0\r\n:0\r\n:2\r\n-ERR resulting score is not a number (NaN)\r\n$1\r\n1\r\n-ERR value is not a valid float\r\n*12\r\n$1\r\nj\r\n$4\r\n-inf\r\n$1\r\nb\r\n$1\r\n1\r\n$3\r\nnew\r\n$1\r\n1\r\n$1\r\na\r\n$3\r\n2.5\r\n$1\r\nc\r\n$2\r\n20\r\n$1\r\ni\r\n$3\r\ninf\r\n:6\r\n:0\r\n"
+    ),
+    (
+        "zscore zrank zrem",
+        "ZADD z 1.1 a 2 b 1e20 c 0.1 e\r\nZSCORE z a\r\nZSCORE z c\r\nZSCORE z nope\r\nZSCORE nope a\r\nZMSCORE z a nope e\r\nZMSCORE nope a\r\nZRANK z c\r\nZREVRANK z c\r\nZRANK z nope\r\nZREM z a nope\r\nZREM z b c e\r\nEXISTS z\r\nZREM nope a\r\nSET s x\r\nZSCORE s a\r\nZADD s 1 a\r\n",
+        ":4\r\n$18\r\n1.1000000000000001\r\n$5\r\n1e+20\r\n$-1\r\n$-1\r\n*3\r\n$18\r\n1.1000000000000001\r\n$-1\r\n$19\r\n0.10000000000000001\r\n*1\r\n$-1\r\n:3\r\n:0\r\n$-1\r\n:1\r\n:3\r\n:0\r\n:0\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+    ),
+    (
+        "zrange family",
+        "ZADD z 1 a 2 b 3 c 4 d 5 e\r\nZRANGE z 1 3\r\nZRANGE z -2 -1 WITHSCORES\r\nZRANGE z 3 1\r\nZRANGE z 0 -1 REV\r\nZRANGE z (1 4 BYSCORE\r\nZRANGE z 4 (1 BYSCORE REV WITHSCORES\r\nZRANGE z -inf +inf BYSCORE LIMIT 1 2\r\nZRANGE z -inf +inf BYSCORE LIMIT -1 2\r\nZRANGE z -inf +inf BYSCORE LIMIT 2 -1\r\nZRANGE z 0 1 LIMIT 0 1\r\nZRANGE z - + BYLEX WITHSCORES\r\nZRANGE z x 1 BYSCORE\r\nZRANGE z a b BYLEX\r\nZRANGE z 0 1 BOGUS\r\nZRANGE z x 1\r\nZRANGEBYSCORE z 2 4 WITHSCORES LIMIT 0 2\r\nZREVRANGEBYSCORE z 4 2\r\nZREVRANGE z 0 1 WITHSCORES\r\nZRANGEBYSCORE z 2 4 REV\r\nZRANGE nope 0 -1\r\nZRANGESTORE d z 1 2\r\nZRANGE d 0 -1 WITHSCORES\r\nZRANGESTORE d nope 0 -1\r\nEXISTS d\r\nZRANGESTORE d z 0 -1 WITHSCORES\r\nZCOUNT z (1 3\r\nZCOUNT z x 3\r\nZCOUNT nope 0 1\r\n",
+        ":5\r\n*3\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n*4\r\n$1\r\nd\r\n$1\r\n4\r\n$1\r\ne\r\n$1\r\n5\r\n*0\r\n*5\r\n$1\r\ne\r\n$1\r\nd\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n*3\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n*6\r\n$1\r\nd\r\n$1\r\n4\r\n$1\r\nc\r\n$1\r\n3\r\n$1\r\nb\r\n$1\r\n2\r\n*2\r\n$1\r\nb\r\n$1\r\nc\r\n*0\r\n*3\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n-ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX\r\n-ERR syntax error, WITHSCORES not supported in combination with BYLEX\r\n-ERR min or max is not a float\r\n-ERR min or max not valid string range item\r\n-ERR syntax error\r\n-ERR value is not an integer or out of range\r\n*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n*3\r\n$1\r\nd\r\n$1\r\nc\r\n$1\r\nb\r\n*4\r\n$1\r\ne\r\n$1\r\n5\r\n$1\r\nd\r\n$1\r\n4\r\n-ERR syntax error\r\n*0\r\n:2\r\n*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n:0\r\n:0\r\n-ERR syntax error\r\n:2\r\n-ERR min or max is not a float\r\n:0\r\n"
+    ),
+    (
+        "zlex",
+        "ZADD l 0 a 0 b 0 c 0 d 0 e\r\nZRANGEBYLEX l - +\r\nZRANGEBYLEX l [b (d\r\nZREVRANGEBYLEX l (d [b\r\nZRANGEBYLEX l - + LIMIT 1 2\r\nZLEXCOUNT l [b +\r\nZLEXCOUNT l a b\r\nZRANGEBYLEX l b c\r\nZREMRANGEBYLEX l [a (c\r\nZRANGE l 0 -1\r\nZREMRANGEBYSCORE l (0 1\r\nZREMRANGEBYSCORE l x 1\r\nZREMRANGEBYRANK l 0 0\r\nZREMRANGEBYRANK l x 1\r\nZREMRANGEBYRANK nope 0 1\r\nZRANGE l 0 -1\r\n",
+        ":5\r\n*5\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n*2\r\n$1\r\nb\r\n$1\r\nc\r\n*2\r\n$1\r\nc\r\n$1\r\nb\r\n*2\r\n$1\r\nb\r\n$1\r\nc\r\n:4\r\n-ERR min or max not valid string range item\r\n-ERR min or max not valid string range item\r\n:2\r\n*3\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n:0\r\n-ERR min or max is not a float\r\n:1\r\n-ERR value is not an integer or out of range\r\n:0\r\n*2\r\n$1\r\nd\r\n$1\r\ne\r\n"
+    ),
+    (
+        "zpop zmpop",
+        "ZADD z 1 a 2 b 3 c 4 d\r\nZPOPMIN z\r\nZPOPMAX z 2\r\nZPOPMIN z 0\r\nZPOPMIN z -1\r\nZPOPMIN z 1 2\r\nZPOPMIN nope\r\nZPOPMIN nope 2\r\nZADD y 5 e\r\nZMPOP 2 nope z MIN\r\nZMPOP 2 z y MAX COUNT 5\r\nZMPOP 1 nope MIN\r\nZMPOP 0 z MIN\r\nZMPOP 1 y LEFT\r\nZMPOP 1 y MIN COUNT 0\r\nBZPOPMIN y 0\r\nBZPOPMAX nope y 0\r\nBZMPOP 0 1 y MAX\r\nZADD y 6 f 7 g\r\nBZMPOP 0 1 y MIN COUNT 9\r\nBZPOPMIN y x\r\nMULTI\r\nBZPOPMIN y 0\r\nBZMPOP 0 1 y MIN\r\nEXEC\r\n",
+        ":4\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*4\r\n$1\r\nd\r\n$1\r\n4\r\n$1\r\nc\r\n$1\r\n3\r\n*0\r\n-ERR value is out of range, must be positive\r\n-ERR syntax error\r\n*0\r\n*0\r\n:1\r\n*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n*2\r\n$1\r\ny\r\n*1\r\n*2\r\n$1\r\ne\r\n$1\r\n5\r\n*-1\r\n-ERR numkeys should be greater than 0\r\n-ERR syntax error\r\n-ERR count should be greater than 0\r\n"
+    ),
+    (
+        "zrandmember zscan",
+        "ZRANDMEMBER nope\r\nZRANDMEMBER nope 2\r\nZADD z 1 a 2 b\r\nZRANDMEMBER z 5\r\nZRANDMEMBER z 5 WITHSCORES\r\nZRANDMEMBER z 0\r\nZRANDMEMBER z 1 BOGUS\r\nZADD one 3 x\r\nZRANDMEMBER one\r\nZRANDMEMBER one -2 WITHSCORES\r\nZSCAN z 0\r\nZSCAN z 0 MATCH a\r\nZSCAN nope 0\r\nZSCAN z x\r\n",
+        "$-1\r\n*0\r\n:2\r\n*2\r\n$1\r\nb\r\n$1\r\na\r\n*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\na\r\n$1\r\n1\r\n*0\r\n-ERR syntax error\r\n:1\r\n$1\r\nx\r\n*4\r\n$1\r\nx\r\n$1\r\n3\r\n$1\r\nx\r\n$1\r\n3\r\n*2\r\n$1\r\n0\r\n*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n*2\r\n$1\r\n0\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$1\r\n0\r\n*0\r\n-ERR invalid cursor\r\n"
+    ),
+    (
+        "zunion zinter zdiff",
+        "ZADD a 1 x 2 y 3 z\r\nZADD b 10 y 20 z 30 w\r\nSADD s y w\r\nZUNION 2 a b WITHSCORES\r\nZUNION 2 a b WEIGHTS 2 1 AGGREGATE MAX WITHSCORES\r\nZINTER 2 a b WITHSCORES\r\nZINTER 3 a b s AGGREGATE MIN WITHSCORES\r\nZDIFF 2 a b WITHSCORES\r\nZDIFF 2 b a\r\nZUNIONSTORE d 2 a b\r\nZRANGE d 0 -1 WITHSCORES\r\nZINTERSTORE d 2 a nope\r\nEXISTS d\r\nZDIFFSTORE d 1 a\r\nZINTERCARD 2 a b\r\nZINTERCARD 2 a b LIMIT 1\r\nZINTERCARD 0 a\r\nZINTERCARD 3 a b\r\nZUNION 0 a\r\nZUNION 3 a b\r\nZUNION 2 a b WEIGHTS 1\r\nZUNION 2 a b WEIGHTS 1 x\r\nZUNION 2 a b AGGREGATE avg\r\nZDIFF 2 a b WEIGHTS 1 2\r\nZUNIONSTORE d 2 a b WITHSCORES\r\nSET str 1\r\nZUNION 2 a str\r\nZUNION x a\r\n",
+        ":3\r\n:3\r\n:2\r\n*8\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\ny\r\n$2\r\n12\r\n$1\r\nz\r\n$2\r\n23\r\n$1\r\nw\r\n$2\r\n30\r\n*8\r\n$1\r\nx\r\n$1\r\n2\r\n$1\r\ny\r\n$2\r\n10\r\n$1\r\nz\r\n$2\r\n20\r\n$1\r\nw\r\n$2\r\n30\r\n*4\r\n$1\r\ny\r\n$2\r\n12\r\n$1\r\nz\r\n$2\r\n23\r\n*2\r\n$1\r\ny\r\n$1\r\n1\r\n*2\r\n$1\r\nx\r\n$1\r\n1\r\n*1\r\n$1\r\nw\r\n:4\r\n*8\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\ny\r\n$2\r\n12\r\n$1\r\nz\r\n$2\r\n23\r\n$1\r\nw\r\n$2\r\n30\r\n:0\r\n:0\r\n:3\r\n:2\r\n:1\r\n-ERR at least 1 input key is needed for 'zintercard' command\r\n-ERR syntax error\r\n-ERR at least 1 input key is needed for 'zunion' command\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR weight value is not a float\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-ERR value is not an integer or out of range\r\n"
+    ),
+    (
         "multi typed", "MULTI\r\nHSET h a 1\r\nSADD s 1\r\nHGETALL h\r\nSMEMBERS s\r\nEXEC\r\n",
         "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*4\r\n:1\r\n:1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*1\r\n$1\r\n1\r\n"
     ),
@@ -378,6 +413,11 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "resp3 lists",
         "RPUSH l a b c\r\nLRANGE l 0 -1\r\nLPOP l 2\r\nLPOP nope\r\nLPOP nope 2\r\nLINDEX l 9\r\nLMPOP 1 nope LEFT\r\nLMPOP 1 l LEFT\r\nLPOS l z\r\nRPOPLPUSH nope x\r\nMULTI\r\nBLPOP nope 0\r\nBLMOVE nope x LEFT LEFT 0\r\nEXEC\r\nRPUSH q 1\r\nBLPOP q 0\r\n",
         ":3\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n_\r\n_\r\n_\r\n_\r\n*2\r\n$1\r\nl\r\n*1\r\n$1\r\nc\r\n_\r\n_\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n_\r\n_\r\n:1\r\n*2\r\n$1\r\nq\r\n$1\r\n1\r\n"
+    ),
+    (
+        "resp3 sorted sets",
+        "ZADD z 1.5 a 2 b inf c\r\nZSCORE z a\r\nZSCORE z c\r\nZMSCORE z a nope\r\nZINCRBY z 1 b\r\nZRANGE z 0 -1 WITHSCORES\r\nZRANGE z 0 -1\r\nZPOPMIN z\r\nZPOPMIN z 1\r\nZADD y 1 q\r\nBZPOPMAX y 0\r\nZADD y 1 q\r\nZMPOP 1 y MIN\r\nZUNION 1 z WITHSCORES\r\nZRANDMEMBER z 5 WITHSCORES\r\nZADD z NX INCR 1 c\r\nZSCAN z 0\r\n",
+        ":3\r\n,1.5\r\n,inf\r\n*2\r\n,1.5\r\n_\r\n,3\r\n*3\r\n*2\r\n$1\r\na\r\n,1.5\r\n*2\r\n$1\r\nb\r\n,3\r\n*2\r\n$1\r\nc\r\n,inf\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*2\r\n$1\r\na\r\n,1.5\r\n*1\r\n*2\r\n$1\r\nb\r\n,3\r\n:1\r\n*3\r\n$1\r\ny\r\n$1\r\nq\r\n,1\r\n:1\r\n*2\r\n$1\r\ny\r\n*1\r\n*2\r\n$1\r\nq\r\n,1\r\n*1\r\n*2\r\n$1\r\nc\r\n,inf\r\n*1\r\n*2\r\n$1\r\nc\r\n,inf\r\n_\r\n*2\r\n$1\r\n0\r\n*2\r\n$1\r\nc\r\n$3\r\ninf\r\n"
     ),
     (
         "resp3 lcs idx", "MSET a ohmytext b mynewtext\r\nLCS a b IDX\r\nLCS a b IDX WITHMATCHLEN\r\n",

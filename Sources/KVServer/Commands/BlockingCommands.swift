@@ -1,4 +1,5 @@
-// BlockingCommands.swift: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH and BLMPOP, and
+// BlockingCommands.swift: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP,
+// BZPOPMIN, BZPOPMAX and BZMPOP, and
 // the dispatcher's side of parking (Sessions/BlockedClients.swift says
 // what ends a wait). A blocking command first does what its non-blocking
 // form would; when every key it names is absent it parks the client and
@@ -37,6 +38,22 @@ let blockingCommands: [Command] = [
         }
         dispatcher.block(session, r, keys: arguments.keys.map { r[$0] }, until: deadline, &out)
     },
+    Command("bzpopmin", arity: -3, keys: .all) { $0.blockingPopScores($1, $2, max: false, &$3) },
+    Command("bzpopmax", arity: -3, keys: .all) { $0.blockingPopScores($1, $2, max: true, &$3) },
+    Command("bzmpop", arity: -5, keys: .none) { dispatcher, session, r, out in
+        guard let arguments = MultiPopArguments(r, keysAt: 2, ends: ("min", "max"), &out) else { return }
+        guard let deadline = dispatcher.blockingDeadline(r.raw(1), &out) else { return }
+        let ks = dispatcher.databases[session.database]
+        for index in arguments.keys {
+            guard let found = ks.lookupSortedSet(r.raw(index), &out) else { return }
+            if found != nil {
+                return popScores(
+                    ks, r.raw(index), max: arguments.end == .tail, count: arguments.count, shape: .keyAndPairs, &out)
+            }
+        }
+        dispatcher.block(
+            session, r, for: .sortedSet, keys: arguments.keys.map { r[$0] }, until: deadline, &out)
+    },
 ]
 
 extension Dispatcher {
@@ -52,6 +69,18 @@ extension Dispatcher {
             return popFor(ks, r.raw(index), end, count: nil, withKey: false, &out)
         }
         block(session, r, keys: (1..<(r.count - 1)).map { r[$0] }, until: deadline, &out)
+    }
+
+    /// BZPOPMIN and BZPOPMAX: key [key ...] timeout.
+    fileprivate func blockingPopScores(_ session: ClientSession, _ r: Request, max: Bool, _ out: inout ReplyWriter) {
+        guard let deadline = blockingDeadline(r.raw(r.count - 1), &out) else { return }
+        let ks = databases[session.database]
+        for index in 1..<(r.count - 1) {
+            guard let found = ks.lookupSortedSet(r.raw(index), &out) else { return }
+            guard found != nil else { continue }
+            return popScores(ks, r.raw(index), max: max, count: 1, shape: .keyAndFlat, &out)
+        }
+        block(session, r, for: .sortedSet, keys: (1..<(r.count - 1)).map { r[$0] }, until: deadline, &out)
     }
 
     /// BLMOVE and BRPOPLPUSH: LMOVE when the source holds a list.
@@ -94,10 +123,11 @@ extension Dispatcher {
     /// Nothing to pop: parks the client on `keys` (inside EXEC, answers a
     /// timeout at once instead).
     fileprivate func block(
-        _ session: ClientSession, _ r: Request, keys: [[UInt8]], until deadline: Int64?, _ out: inout ReplyWriter
+        _ session: ClientSession, _ r: Request, for awaited: BlockedClients.Awaited = .list, keys: [[UInt8]],
+        until deadline: Int64?, _ out: inout ReplyWriter
     ) {
         guard !inExec else { return out.nullArray() }
-        blocked.park(session, request: r, keys: keys, deadline: deadline, in: databases)
+        blocked.park(session, for: awaited, request: r, keys: keys, deadline: deadline, in: databases)
         armBlockingTimer()
     }
 
@@ -111,9 +141,16 @@ extension Dispatcher {
             for database in databases.indices where !databases[database].readyKeys.isEmpty {
                 for key in databases[database].takeReadyKeys() {
                     for client in blocked.clients(waitingOn: key, in: database) {
-                        guard case .list = databases[database].lookup(key, now: databases.clock.now)?.collection
-                        else { break }
-                        if serve(client) { served = true }
+                        // Served while the key holds what the client waits for
+                        // (a client waiting for another type keeps waiting).
+                        let held = databases[database].lookup(key, now: databases.clock.now)?.collection
+                        guard let held else { break }
+                        switch (held, blocked[client]?.awaited) {
+                        case (.list, .list), (.sortedSet, .sortedSet):
+                            if serve(client) { served = true }
+                        default:
+                            continue
+                        }
                     }
                 }
             }

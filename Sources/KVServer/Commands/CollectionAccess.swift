@@ -21,6 +21,20 @@ extension Keyspace {
         typed(key, &out) { if case .list(let list) = $0 { list } else { nil } }
     }
 
+    /// The sorted set at `key`: `.some(nil)` when absent, nil after answering WRONGTYPE.
+    func lookupSortedSet(_ key: UnsafeRawBufferPointer, _ out: inout ReplyWriter) -> SortedSetValue?? {
+        typed(key, &out) { if case .sortedSet(let sortedSet) = $0 { sortedSet } else { nil } }
+    }
+
+    /// The sorted set at `key`, created empty and stored when absent; nil
+    /// after answering WRONGTYPE.
+    func sortedSetForWriting(_ key: UnsafeRawBufferPointer, _ out: inout ReplyWriter) -> SortedSetValue? {
+        forWriting(key, lookupSortedSet(key, &out)) {
+            let sortedSet = SortedSetValue()
+            return (sortedSet, .sortedSet(sortedSet))
+        }
+    }
+
     /// The hash at `key`, created empty and stored when absent; nil after
     /// answering WRONGTYPE.
     func hashForWriting(_ key: UnsafeRawBufferPointer, _ out: inout ReplyWriter) -> HashValue? {

@@ -33,7 +33,7 @@ public final class Dispatcher {
         var rows =
             keyspaceCommands + configCommands + infoCommands + introspectionCommands + stringCommands + keyCommands
             + sessionCommands + transactionCommands + observabilityCommands
-            + hashCommands + setCommands + listCommands + blockingCommands + memoryCommands
+            + hashCommands + setCommands + listCommands + sortedSetCommands + blockingCommands + memoryCommands
         for index in rows.indices { rows[index].id = index }
         return rows
     }()

@@ -124,14 +124,7 @@ private func hrandfield(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) 
         guard let hash = found, hash.count > 0 else { return out.null() }
         return out.bulk(hash.entry(at: Int.random(in: 0..<hash.count)).field)
     }
-    guard let requested = parseInteger(r.raw(2), in: -Int.max...Int.max, &out) else { return }
-    let withValues = r.count == 4
-    if r.count > 4 || (withValues && !equalsIgnoringCase(r.raw(3), "withvalues")) {
-        return out.error("ERR syntax error")
-    }
-    if withValues && (requested < -Int.max / 2 || requested > Int.max / 2) {
-        return out.error("ERR value is out of range")
-    }
+    guard let (requested, withValues) = randomCount(r, "withvalues", &out) else { return }
     guard let found = ks.lookupHash(r.raw(1), &out) else { return }
     guard let hash = found, requested != 0 else { return out.arrayHeader(0) }
     let positions = randomPositions(requested, of: hash.count)
@@ -142,6 +135,22 @@ private func hrandfield(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) 
         out.bulk(field)
         if withValues { out.bulk(value) }
     }
+}
+
+/// HRANDFIELD's and ZRANDMEMBER's count and `word` (WITHVALUES,
+/// WITHSCORES), in Redis's order of checks; nil after answering an error.
+func randomCount(_ r: Request, _ word: StaticString, _ out: inout ReplyWriter) -> (Int, Bool)? {
+    guard let requested = parseInteger(r.raw(2), in: -Int.max...Int.max, &out) else { return nil }
+    let withWord = r.count == 4
+    if r.count > 4 || (withWord && !equalsIgnoringCase(r.raw(3), word)) {
+        out.error("ERR syntax error")
+        return nil
+    }
+    if withWord && (requested < -Int.max / 2 || requested > Int.max / 2) {
+        out.error("ERR value is out of range")
+        return nil
+    }
+    return (requested, withWord)
 }
 
 /// The positions HRANDFIELD, SRANDMEMBER and SPOP pick among `size`

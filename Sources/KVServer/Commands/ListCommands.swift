@@ -144,8 +144,12 @@ struct MultiPopArguments {
     var end: ListEnd
     var count = 1
 
-    /// `keysAt` is numkeys' position; nil after answering an error.
-    init?(_ r: Request, keysAt start: Int, _ out: inout ReplyWriter) {
+    /// `keysAt` is numkeys' position, `ends` the words for the head and
+    /// the tail (ZMPOP's MIN and MAX); nil after answering an error.
+    init?(
+        _ r: Request, keysAt start: Int, ends: (StaticString, StaticString) = ("left", "right"),
+        _ out: inout ReplyWriter
+    ) {
         guard
             let keyCount = parseInteger(
                 r.raw(start), in: 1...Int.max, message: "numkeys should be greater than 0", &out)
@@ -155,12 +159,15 @@ struct MultiPopArguments {
             out.error("ERR syntax error")
             return nil
         }
-        guard let end = ListEnd(r.raw(whereIndex)) else {
+        if equalsIgnoringCase(r.raw(whereIndex), ends.0) {
+            end = .head
+        } else if equalsIgnoringCase(r.raw(whereIndex), ends.1) {
+            end = .tail
+        } else {
             out.error("ERR syntax error")
             return nil
         }
         self.keys = (start + 1)..<whereIndex
-        self.end = end
         var index = whereIndex + 1
         var counted = false
         while index < r.count {

@@ -37,6 +37,12 @@ private func memoryEstimate(key: UnsafeRawBufferPointer, _ entry: Keyspace.Entry
         for position in 0..<set.count { total += elementOverhead + set[position].count }
     case .list(let list):
         for index in 0..<list.count { total += elementOverhead + list[index].count }
+    case .sortedSet(let sortedSet):
+        var node = sortedSet.order.first
+        while let current = node {
+            total += 3 * elementOverhead + current.member.count
+            node = current.forward[0]
+        }
     case nil:
         break
     }

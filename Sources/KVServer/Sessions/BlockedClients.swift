@@ -17,9 +17,15 @@ import MainLoop
 
 /// The parked clients, by id and by the keys they wait on.
 final class BlockedClients {
+    /// What a parked client waits for.
+    enum Awaited {
+        case list, sortedSet
+    }
+
     /// One parked client.
     struct Parked {
         let session: ClientSession
+        let awaited: Awaited
         let database: Int
         let keys: [[UInt8]]
         /// The blocking command, copied out of its batch: it runs again
@@ -62,7 +68,8 @@ final class BlockedClients {
     /// Parks `session` on `keys` of `database` until `deadline`. While its
     /// command runs again (`serving`), it stays parked as it was instead.
     func park(
-        _ session: ClientSession, request: Request, keys: [[UInt8]], deadline: Int64?, in databases: Databases
+        _ session: ClientSession, for awaited: Awaited, request: Request, keys: [[UInt8]], deadline: Int64?,
+        in databases: Databases
     ) {
         if serving == session.id {
             stillWaiting = true
@@ -72,7 +79,8 @@ final class BlockedClients {
         var copied = RequestBatch()
         copied.append(request)
         let entry = Parked(
-            session: session, database: session.database, keys: keys, request: copied, deadline: deadline,
+            session: session, awaited: awaited, database: session.database, keys: keys, request: copied,
+            deadline: deadline,
             serial: lastSerial)
         parked[session.id] = entry
         for key in keys {

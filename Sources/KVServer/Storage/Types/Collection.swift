@@ -1,5 +1,5 @@
 // Collection.swift: what a key holds when it is not a string: a hash, a
-// list or a set. Each is a class, so a command changes it in place through
+// list, a set or a sorted set. Each is a class, so a command changes it in place through
 // the keyspace's one reference (no copy on write, no lookup to store it
 // back); `copy()` is the deep copy COPY needs. Redis's names for the type
 // (TYPE, SCAN ... TYPE) and the encoding (OBJECT ENCODING) live here, with
@@ -13,6 +13,7 @@ enum Collection {
     case hash(HashValue)
     case list(ListValue)
     case set(SetValue)
+    case sortedSet(SortedSetValue)
 
     /// TYPE's answer.
     var typeName: StaticString {
@@ -20,6 +21,7 @@ enum Collection {
         case .hash: "hash"
         case .list: "list"
         case .set: "set"
+        case .sortedSet: "zset"
         }
     }
 
@@ -30,6 +32,7 @@ enum Collection {
         case .hash(let hash): hash.isCompact ? "listpack" : "hashtable"
         case .list: "quicklist"  // Redis 7.0 encodes every list as a quicklist
         case .set(let set): set.isIntset ? "intset" : "hashtable"
+        case .sortedSet(let sortedSet): sortedSet.isCompact ? "listpack" : "skiplist"
         }
     }
 
@@ -39,6 +42,7 @@ enum Collection {
         case .hash(let hash): hash.count
         case .list(let list): list.count
         case .set(let set): set.count
+        case .sortedSet(let sortedSet): sortedSet.count
         }
     }
 
@@ -48,6 +52,7 @@ enum Collection {
         case .hash(let hash): .hash(hash.copy())
         case .list(let list): .list(list.copy())
         case .set(let set): .set(set.copy())
+        case .sortedSet(let sortedSet): .sortedSet(sortedSet.copy())
         }
     }
 }
