@@ -153,6 +153,16 @@ import Testing
         #expect(sortedSet.copy().elements(ranks: 0...1, reverse: false).map(\.score) == [0.5, 1.0])
     }
 
+    @Test func aLargeCollectionIsFreedOnTheReclaimingThread() {
+        let keyspace = Keyspace()
+        let set = SetValue()
+        for member in 0..<Reclaimer.collectionThreshold { set.add(Array(String(member).utf8), keyspace.limits) }
+        keyspace.store(Array("big".utf8), .set(set))
+        let before = Reclaimer.reclaimed
+        keyspace.remove(Array("big".utf8))
+        #expect(eventually { Reclaimer.reclaimed > before })
+    }
+
     @Test func deadlinesComeOutEarliestFirst() {
         var heap = DeadlineHeap()
         let deadlines = (0..<500).map { _ in Int64.random(in: 0..<1_000) }

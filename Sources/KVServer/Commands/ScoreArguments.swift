@@ -28,17 +28,37 @@ func parseDouble(_ bytes: UnsafeRawBufferPointer) -> Double? {
 
 /// A score as Redis writes it: `%.17g`, `inf` and `-inf`.
 func scoreText(_ score: Double) -> [UInt8] {
-    if score.isInfinite { return Array((score > 0 ? "inf" : "-inf").utf8) }
-    var buffer = [CChar](repeating: 0, count: 64)
-    let length = withVaList([score]) { arguments in
-        buffer.withUnsafeMutableBufferPointer { vsnprintf($0.baseAddress, $0.count, "%.17g", arguments) }
-    }
-    return buffer.prefix(Int(max(length, 0))).map { UInt8(bitPattern: $0) }
+    withScoreText(score) { Array($0) }
 }
+
+/// Calls `body` with `score` as Redis writes it, formatted on the stack:
+/// ZSCORE allocates nothing (a variadic `vsnprintf` call would, for its
+/// argument list).
+func withScoreText<R>(_ score: Double, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    if score.isInfinite {
+        let text: StaticString = score > 0 ? "inf" : "-inf"
+        return text.withUTF8Buffer { body(UnsafeRawBufferPointer($0)) }
+    }
+    return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 32) { buffer in
+        // At most 24 characters: "-1.7976931348623157e+308".
+        let length = formatDouble(buffer.baseAddress, buffer.count, "%.17g", score)
+        return body(UnsafeRawBufferPointer(start: buffer.baseAddress, count: Int(max(length, 0))))
+    }
+}
+
+/// glibc's strfromd, which Swift's Glibc module does not export: `%.17g`
+/// without a variadic call. Looked up once, as a C function pointer.
+private let formatDouble: @convention(c) (UnsafeMutablePointer<CChar>?, Int, UnsafePointer<CChar>?, Double) -> Int32 = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "strfromd") else {
+        preconditionFailure("kvd: glibc has no strfromd (glibc 2.25 or later is needed)")
+    }
+    return unsafeBitCast(
+        symbol, to: (@convention(c) (UnsafeMutablePointer<CChar>?, Int, UnsafePointer<CChar>?, Double) -> Int32).self)
+}()
 
 extension ReplyWriter {
     /// A score: a bulk string in RESP2, `,<score>` in RESP3.
-    mutating func double(_ score: Double) { double(text: scoreText(score)) }
+    mutating func double(_ score: Double) { withScoreText(score) { double(text: $0) } }
 }
 
 /// A score range (ZRANGEBYSCORE, ZCOUNT, ZREMRANGEBYSCORE).

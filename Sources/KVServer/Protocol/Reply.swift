@@ -162,10 +162,10 @@ public struct ReplyWriter: Sendable {
 
     /// A double written as `text` (a sorted set's score, formatted by its
     /// command): `,<text>` in RESP3, a bulk string in RESP2.
-    mutating func double(text: [UInt8]) {
+    mutating func double(text: UnsafeRawBufferPointer) {
         guard resp3 else { return bulk(text) }
         bytes.append(UInt8(ascii: ","))
-        bytes.append(contentsOf: text)
+        bytes.append(bytes: text)
         crlf()
     }
 
