@@ -13,13 +13,14 @@ func parseDouble(_ bytes: UnsafeRawBufferPointer) -> Double? {
     else {
         return nil
     }
-    var text = [CChar](repeating: 0, count: bytes.count + 1)
-    for index in 0..<bytes.count { text[index] = CChar(bitPattern: bytes[index]) }
-    return text.withUnsafeBufferPointer { chars -> Double? in
+    // A NUL-terminated copy for strtod, on the stack (small) or the heap.
+    return withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { chars -> Double? in
+        for index in 0..<bytes.count { chars[index] = CChar(bitPattern: bytes[index]) }
+        chars[bytes.count] = 0
         var end: UnsafeMutablePointer<CChar>?
         errno = 0
         let value = strtod(chars.baseAddress!, &end)
-        guard let end, end == UnsafeMutablePointer(mutating: chars.baseAddress! + bytes.count) else { return nil }
+        guard let end, end == chars.baseAddress! + bytes.count else { return nil }
         if value.isNaN { return nil }
         if errno == ERANGE && (value.isInfinite || value == 0) { return nil }
         return value

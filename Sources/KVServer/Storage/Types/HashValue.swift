@@ -30,7 +30,14 @@ final class HashValue {
     /// Sets `field` to `value`; true when the field is new.
     @discardableResult
     func set(_ field: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ limits: EncodingLimits) -> Bool {
-        set(Array(field), Array(value), limits)
+        // An existing field's value is refilled in its own buffer: no array
+        // is made for the field, nor for the value when it fits.
+        if let position = fields.position(of: field) {
+            if isCompact && value.count > limits.hashValue { fields.keepsOrder = false }
+            values[position].replaceAll(with: value)
+            return false
+        }
+        return set(Array(field), Array(value), limits)
     }
 
     /// Sets `field` to `value`; true when the field is new.
