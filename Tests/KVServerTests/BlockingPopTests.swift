@@ -58,6 +58,23 @@ import Testing
         }
     }
 
+    /// Regression: with both connections on one worker, a push read in the
+    /// same loop turn as the pop serves the pop inside the same core job,
+    /// and the served reply's post reached the connection before the job's
+    /// results: it was dropped, and the client hung (29 of 30 tries).
+    @Test(arguments: [0, 1]) func aPushInTheSameLoopTurnAsThePopReleasesIt(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            for round in 0..<20 {
+                let waiter = try TestClient(port: server.port)
+                let pusher = try TestClient(port: server.port)
+                waiter.send("BLPOP q\(round) 0\r\n")
+                pusher.send("RPUSH q\(round) x\r\n")
+                let expected = bytes("*2\r\n$\(String(round).count + 1)\r\nq\(round)\r\n$1\r\nx\r\n")
+                #expect(waiter.read(count: expected.count) == expected, "round \(round)")
+            }
+        }
+    }
+
     @Test(arguments: [0, 2]) func aParkedClientThatClosesLeavesNoWaiterBehind(ioThreads: Int) throws {
         try withServer({ $0.ioThreads = ioThreads }) { server in
             let observer = try TestClient(port: server.port)

@@ -92,6 +92,11 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) private var outboundBytes = 0
     /// Requests the core handed back unexecuted (its byte budget was reached).
     @exclusivity(unchecked) private var heldBatch: RequestBatch?
+    /// The parked command's reply when it came before the batch's own
+    /// replies: the core serves a client parked earlier in the same job
+    /// (another connection of this worker pushed in the same loop turn),
+    /// and that reply's post goes out before the job's results.
+    private var earlyResume: Replies?
     /// The batch being filled. On the core loop it points into the parser's
     /// buffer (no copy), is executed at once and refilled; a worker copies
     /// the arguments into it, hands it to the core and starts a new one.
@@ -307,10 +312,14 @@ final class Connection: @unchecked Sendable {
     /// run; `parked`: the batch stopped at a blocking command, whose reply
     /// comes later (`unparked`).
     func receive(_ replies: Replies, rest: RequestBatch?, parked: Bool = false) {
+        let resumed = parked ? earlyResume : nil
+        earlyResume = nil
+        let parked = parked && resumed == nil
         exchange = parked ? .parked : .idle
         guard ending != .closed else { return }  // the peer went away meanwhile
         heldBatch = rest
         queue(replies)
+        if let resumed { queue(resumed) }  // the parked command's reply, which came first
         guard ending != .closed else { return }  // over the output limit
         flush()
         guard ending != .closed, !parked else {
@@ -325,7 +334,11 @@ final class Connection: @unchecked Sendable {
     /// The reply of the parked blocking command: the connection goes on
     /// with the requests after it.
     func unparked(_ replies: Replies) {
-        guard exchange == .parked, ending != .closed else { return }
+        guard ending != .closed else { return }
+        guard exchange == .parked else {
+            if exchange == .awaiting { earlyResume = replies }  // the batch's own replies are on their way
+            return
+        }
         exchange = .idle
         queue(replies)
         guard ending != .closed else { return }
