@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Redis 7.0.15's own test suite against kvd and against a real redis-server,
 # in the same run, with the stock harness in its external-server mode. The
-# harness and the four test files are vendored in compat/redis-7.0.15 (BSD-3-
-# Clause, its COPYING beside them); nothing is fetched at run time.
+# harness and the test files (strings, counters, keyspace, expiry, hashes,
+# sets, lists, sorted sets) are vendored in compat/redis-7.0.15 (BSD-3-Clause, its
+# COPYING beside them); nothing is fetched at run time.
 #
 # The flags are the issue's: --singledb --ignore-encoding --ignore-digest and
 # the tags below. One is added for both servers: --durable, so that a test
@@ -25,7 +26,7 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire)
+UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/zset)
 TAGS="-needs:debug -needs:repl -needs:save -needs:config-maxmemory -needs:reset -needs:pfdebug -slow"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

@@ -7,6 +7,7 @@ HELLO 3 (RESP3), so everything here runs over RESP3 unless a scenario asks for
 protocol=2. Usage: redis-py-check.py PORT
 """
 import sys
+import threading
 import time
 import warnings
 
@@ -242,6 +243,35 @@ def scripts_register_and_run():
             assert "Unknown Redis command called from script" in str(error), error
         with r.pipeline() as pipe:
             assert pipe.eval("return redis.call('incr', KEYS[1])", 1, "n").execute() == [8]
+
+
+@scenario
+def hashes_sets_lists_and_sorted_sets():
+    r = client()
+    r.flushdb()
+    assert r.hset("user:1", mapping={"name": "ada", "visits": 1}) == 2
+    assert r.hgetall("user:1") == {b"name": b"ada", b"visits": b"1"}  # a RESP3 map
+    assert r.hincrby("user:1", "visits", 2) == 3
+    assert r.sadd("tags", "a", "b", "c") == 3 and r.smembers("tags") == {b"a", b"b", b"c"}
+    assert r.rpush("jobs", "j1", "j2") == 2 and r.lrange("jobs", 0, -1) == [b"j1", b"j2"]
+    assert r.zadd("board", {"ann": 3.5, "bob": 1}) == 2
+    assert r.zrange("board", 0, -1, withscores=True) == [(b"bob", 1.0), (b"ann", 3.5)]
+    assert r.zscore("board", "ann") == 3.5 and r.zincrby("board", 1, "bob") == 2.0
+    assert r.type("board") == b"zset" and r.type("jobs") == b"list"
+    with r.pipeline() as pipe:  # MULTI/EXEC, queued
+        pipe.lpop("jobs").scard("tags").hget("user:1", "name")
+        assert pipe.execute() == [b"j1", 3, b"ada"]
+
+
+@scenario
+def blocking_pop_released_by_another_client():
+    waiter, pusher = client(), client()
+    waiter.delete("queue")
+    assert waiter.blpop(["queue"], timeout=0.1) is None  # the deadline answers
+    threading.Timer(0.2, lambda: pusher.rpush("queue", "work")).start()
+    assert waiter.blpop(["queue"], timeout=5) == (b"queue", b"work")
+    assert waiter.bzpopmin("nothing", timeout=0.1) is None
+
 
 print(f"redis-py {redis.__version__}: {failures} scenario(s) failed" if failures else f"redis-py {redis.__version__}: all scenarios passed")
 sys.exit(1 if failures else 0)

@@ -9,9 +9,10 @@
 // pipeline depths 1 and 16 (redis-benchmark's -P).
 //
 // usage: kvd-allocations [--check]
-//   prints one line per test and depth; with --check, exits 1 unless every
-//   request below (GET, INCR, PEXPIRE, SET with or without PX, a 1 KiB SET
-//   and MSET) makes 0 allocations, the figure the README states.
+//   prints one line per test and depth; with --check, exits 1 unless GET,
+//   INCR, PEXPIRE, SET (with or without PX), a 1 KiB SET, MSET, HGET,
+//   SISMEMBER and ZSCORE make 0 allocations per request (the figure the
+//   README states), and a push and pop pair at most 1 (the pushed element).
 import CAllocationCounter
 import Glibc
 import KVServer
@@ -60,11 +61,23 @@ let tests: [(name: String, request: [UInt8], limit: Double)] = [
     // make hostile's TTL refreshes: the same key's deadline, again and again.
     ("PEXPIRE", multibulk(["PEXPIRE", "key:1", "100000"]), 0),
     ("SET PX", multibulk(["SET", "key:1", "xxx", "PX", "100000"]), 0),
+    // The collections' reads (their keys made below, before counting).
+    ("HGET", multibulk(["HGET", "hash", "field"]), 0),
+    ("SISMEMBER", multibulk(["SISMEMBER", "set", "member"]), 0),
+    ("ZSCORE", multibulk(["ZSCORE", "zset", "member"]), 0),
+    // A pop needs a push to have something to pop: the pair costs the
+    // pushed element's array, and the pop nothing.
+    ("RPUSH+LPOP", multibulk(["RPUSH", "list", "x"]) + multibulk(["LPOP", "list"]), 1),
+    ("LPUSH+RPOP", multibulk(["LPUSH", "list", "x"]) + multibulk(["RPOP", "list"]), 1),
 ]
 let check = CommandLine.arguments.dropFirst().first == "--check"
 var failed = false
 var path = RequestPath()
 _ = path.allocationsPerRequest(multibulk(["SET", "counter", "1000000000"]), pipeline: 1)  // see INCR's row
+for setup in [["HSET", "hash", "field", "value"], ["SADD", "set", "member"], ["ZADD", "zset", "1.5", "member"]] {
+    _ = path.allocationsPerRequest(multibulk(setup), pipeline: 1)
+}
+_ = path.allocationsPerRequest(multibulk(["RPUSH", "list", "base"]), pipeline: 1)  // never empties: no key churn
 for test in tests {
     for pipeline in [1, 16] {
         // A request that took over 10 ms (a preempted process, on a busy

@@ -37,10 +37,13 @@ import Testing
                 batch.endRequest()
                 let (replies, rest) = dispatcher.execute(batch, client: 1)
                 #expect(rest == nil)
+                // A blocking command that parked the client answers later
+                // (here never: the timeout is ended at once, its reply dropped).
+                let parked = dispatcher.unblock(1, withError: false)
                 let bytes = replies.chunks.flatMap { $0 }
                 let count = countReplies(bytes)
                 #expect(
-                    count == 2,
+                    count == (parked ? 1 : 2),
                     "\(String(decoding: name, as: UTF8.self)): \(count) replies in \(String(decoding: bytes, as: UTF8.self).debugDescription)"
                 )
             }

@@ -95,7 +95,7 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "keys",
         "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n",
-        "+OK\r\n*3\r\n$5\r\nhallo\r\n$5\r\nhello\r\n$5\r\nhxllo\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
+        "+OK\r\n*3\r\n$5\r\nhello\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
     ),
     (
         "dbsize flushall",
@@ -237,6 +237,150 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "+OK\r\n+OK\r\n+OK\r\n+RESET\r\n$-1\r\n+OK\r\n+RESET\r\n$-1\r\n"
     ),
     (
+        "types",
+        "SET str 1\r\nHSET h f v\r\nSADD s 1\r\nRPUSH l a\r\nTYPE str\r\nTYPE h\r\nTYPE s\r\nTYPE l\r\nTYPE nope\r\nOBJECT ENCODING h\r\nOBJECT ENCODING s\r\nOBJECT ENCODING l\r\nHSET big f 0123456789012345678901234567890123456789012345678901234567890123456789\r\nOBJECT ENCODING big\r\nSCAN 0 TYPE hash\r\nSCAN 0 TYPE set COUNT 100\r\nSCAN 0 TYPE list\r\nSCAN 0 TYPE zset\r\nDBSIZE\r\nSADD t x\r\nOBJECT ENCODING t\r\n",
+        "+OK\r\n:1\r\n:1\r\n:1\r\n+string\r\n+hash\r\n+set\r\n+list\r\n+none\r\n$8\r\nlistpack\r\n$6\r\nintset\r\n$9\r\nquicklist\r\n:1\r\n$9\r\nhashtable\r\n*2\r\n$1\r\n0\r\n*2\r\n$3\r\nbig\r\n$1\r\nh\r\n*2\r\n$1\r\n0\r\n*1\r\n$1\r\ns\r\n*2\r\n$1\r\n0\r\n*1\r\n$1\r\nl\r\n*2\r\n$1\r\n0\r\n*0\r\n:5\r\n:1\r\n$9\r\nhashtable\r\n"
+    ),
+    (
+        "wrongtype strings",
+        "HSET h f v\r\nGET h\r\nSET h 1 GET\r\nGETSET h 1\r\nINCR h\r\nINCRBY h 2\r\nDECR h\r\nAPPEND h x\r\nSTRLEN h\r\nGETRANGE h 0 1\r\nSETRANGE h 0 x\r\nGETBIT h 0\r\nSETBIT h 0 1\r\nBITCOUNT h\r\nBITPOS h 1\r\nINCRBYFLOAT h 1\r\nGETEX h\r\nGETDEL h\r\nLCS h h\r\nMGET h\r\nSET h s\r\nGET h\r\n",
+        ":1\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-ERR The specified keys must contain string values\r\n*1\r\n$-1\r\n+OK\r\n$1\r\ns\r\n"
+    ),
+    (
+        "wrongtype collections",
+        "SET str 1\r\nHGET str f\r\nHSET str f v\r\nSADD str m\r\nSMEMBERS str\r\nLPUSH str a\r\nLRANGE str 0 -1\r\nSADD s m\r\nHGETALL s\r\nLLEN s\r\nSINTER s str\r\nSUNIONSTORE d s str\r\nEXISTS d\r\n",
+        "+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n:1\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n:0\r\n"
+    ),
+    (
+        "typed keys",
+        "HSET h a 1 b 2\r\nRENAME h h2\r\nHGETALL h2\r\nCOPY h2 h3\r\nHSET h3 c 3\r\nHLEN h2\r\nHLEN h3\r\nMOVE h3 1\r\nSELECT 1\r\nHGETALL h3\r\nSWAPDB 0 1\r\nHGETALL h3\r\nSELECT 0\r\nSADD s 5 3\r\nEXPIRE s 100\r\nTTL s\r\nRENAME s s2\r\nTTL s2\r\nSMEMBERS s2\r\nDEL s2 h2\r\nUNLINK h3\r\nEXISTS s2 h2 h3\r\nRPUSH l x\r\nCOPY l l2\r\nRPUSH l2 y\r\nLRANGE l 0 -1\r\nLRANGE l2 0 -1\r\nFLUSHALL\r\nDBSIZE\r\n",
+        ":2\r\n+OK\r\n*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n:1\r\n:1\r\n:2\r\n:3\r\n:1\r\n+OK\r\n*6\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n+OK\r\n*0\r\n+OK\r\n:2\r\n:1\r\n:100\r\n+OK\r\n:100\r\n*2\r\n$1\r\n3\r\n$1\r\n5\r\n:1\r\n:1\r\n:0\r\n:1\r\n:1\r\n:2\r\n*1\r\n$1\r\nx\r\n*2\r\n$1\r\nx\r\n$1\r\ny\r\n+OK\r\n:0\r\n"
+    ),
+    (
+        "hset hget",
+        "HSET h a 1 b 2\r\nHSET h a 3 c 4\r\nHGET h a\r\nHGET h nope\r\nHGET nope a\r\nHSET h a\r\nHSET h\r\nHMSET h d 5\r\nHMSET h d\r\nHSETNX h a 9\r\nHSETNX h e 9\r\nHMGET h a nope e\r\nHMGET nope a\r\nHGETALL h\r\nHKEYS h\r\nHVALS h\r\nHLEN h\r\nHGETALL nope\r\nHKEYS nope\r\n",
+        ":2\r\n:1\r\n$1\r\n3\r\n$-1\r\n$-1\r\n-ERR wrong number of arguments for 'hset' command\r\n-ERR wrong number of arguments for 'hset' command\r\n+OK\r\n-ERR wrong number of arguments for 'hmset' command\r\n:0\r\n:1\r\n*3\r\n$1\r\n3\r\n$-1\r\n$1\r\n9\r\n*1\r\n$-1\r\n*10\r\n$1\r\na\r\n$1\r\n3\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n4\r\n$1\r\nd\r\n$1\r\n5\r\n$1\r\ne\r\n$1\r\n9\r\n*5\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n*5\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n4\r\n$1\r\n5\r\n$1\r\n9\r\n:5\r\n*0\r\n*0\r\n"
+    ),
+    (
+        "hdel hexists hstrlen",
+        "HSET h a 1 b hello c 3\r\nHDEL h a nope\r\nHDEL h a\r\nHEXISTS h a\r\nHEXISTS h b\r\nHEXISTS nope b\r\nHSTRLEN h b\r\nHSTRLEN h nope\r\nHSTRLEN nope b\r\nHGETALL h\r\nHDEL h b c\r\nEXISTS h\r\nHDEL nope a\r\nHLEN nope\r\n",
+        ":3\r\n:1\r\n:0\r\n:0\r\n:1\r\n:0\r\n:5\r\n:0\r\n:0\r\n*4\r\n$1\r\nb\r\n$5\r\nhello\r\n$1\r\nc\r\n$1\r\n3\r\n:2\r\n:0\r\n:0\r\n:0\r\n"
+    ),
+    (
+        "hincrby",
+        "HINCRBY h n 5\r\nHINCRBY h n -7\r\nHINCRBY h n x\r\nHSET h s abc\r\nHINCRBY h s 1\r\nHSET h big 9223372036854775807\r\nHINCRBY h big 1\r\nHINCRBYFLOAT h f 1.5\r\nHINCRBYFLOAT h f 2.0e1\r\nHINCRBYFLOAT h f x\r\nHINCRBYFLOAT h s 1\r\nHINCRBYFLOAT h f inf\r\nHINCRBYFLOAT h n 0.25\r\nHGETALL h\r\n",
+        ":5\r\n:-2\r\n-ERR value is not an integer or out of range\r\n:1\r\n-ERR hash value is not an integer\r\n:1\r\n-ERR increment or decrement would overflow\r\n$3\r\n1.5\r\n$4\r\n21.5\r\n-ERR value is not a valid float\r\n-ERR hash value is not a float\r\n-ERR value is NaN or Infinity\r\n$5\r\n-1.75\r\n*8\r\n$1\r\nn\r\n$5\r\n-1.75\r\n$1\r\ns\r\n$3\r\nabc\r\n$3\r\nbig\r\n$19\r\n9223372036854775807\r\n$1\r\nf\r\n$4\r\n21.5\r\n"
+    ),
+    (
+        "hrandfield hscan",
+        "HRANDFIELD nope\r\nHRANDFIELD nope 3\r\nHSET h a 1 b 2 c 3\r\nHRANDFIELD h 0\r\nHRANDFIELD h 5\r\nHRANDFIELD h 3 WITHVALUES\r\nHRANDFIELD h 1 BOGUS\r\nHRANDFIELD h x\r\nHRANDFIELD h -9223372036854775808\r\nHRANDFIELD h 9223372036854775807 WITHVALUES\r\nHSET one f v\r\nHRANDFIELD one\r\nHRANDFIELD one -3\r\nHRANDFIELD one -2 WITHVALUES\r\nHSCAN h 0\r\nHSCAN h 0 MATCH a*\r\nHSCAN h 0 COUNT 1\r\nHSCAN h x\r\nHSCAN h 0 COUNT 0\r\nHSCAN h 0 BOGUS 1\r\nHSCAN nope 0\r\n",
+        "$-1\r\n*0\r\n:3\r\n*0\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*6\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n-ERR syntax error\r\n-ERR value is not an integer or out of range\r\n-ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807\r\n-ERR value is out of range\r\n:1\r\n$1\r\nf\r\n*3\r\n$1\r\nf\r\n$1\r\nf\r\n$1\r\nf\r\n*4\r\n$1\r\nf\r\n$1\r\nv\r\n$1\r\nf\r\n$1\r\nv\r\n*2\r\n$1\r\n0\r\n*6\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n*2\r\n$1\r\n0\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$1\r\n0\r\n*6\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n-ERR invalid cursor\r\n-ERR syntax error\r\n-ERR syntax error\r\n*2\r\n$1\r\n0\r\n*0\r\n"
+    ),
+    (
+        "sadd srem smembers",
+        "SADD s 3 1 2\r\nSADD s 2 4\r\nSMEMBERS s\r\nSCARD s\r\nSISMEMBER s 1\r\nSISMEMBER s 9\r\nSISMEMBER nope 1\r\nSMISMEMBER s 1 9 4\r\nSMISMEMBER nope 1\r\nSREM s 1 9\r\nSMEMBERS s\r\nSREM s 2 3 4\r\nEXISTS s\r\nSMEMBERS nope\r\nSCARD nope\r\nSADD x a\r\nSMEMBERS x\r\nOBJECT ENCODING x\r\nSADD n 1 -5 10\r\nSMEMBERS n\r\nSADD n 007\r\nOBJECT ENCODING n\r\n",
+        ":3\r\n:1\r\n*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n:4\r\n:1\r\n:0\r\n:0\r\n*3\r\n:1\r\n:0\r\n:1\r\n*1\r\n:0\r\n:1\r\n*3\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n:3\r\n:0\r\n*0\r\n:0\r\n:1\r\n*1\r\n$1\r\na\r\n$9\r\nhashtable\r\n:3\r\n*3\r\n$2\r\n-5\r\n$1\r\n1\r\n$2\r\n10\r\n:1\r\n$9\r\nhashtable\r\n"
+    ),
+    (
+        "spop srandmember",
+        "SADD s 1 2 3\r\nSPOP s 0\r\nSPOP s 5\r\nEXISTS s\r\nSPOP s\r\nSPOP s 1 2\r\nSPOP s -1\r\nSPOP s x\r\nSADD one x\r\nSRANDMEMBER one\r\nSRANDMEMBER one -3\r\nSRANDMEMBER one 5\r\nSRANDMEMBER one 0\r\nSRANDMEMBER nope\r\nSRANDMEMBER nope 3\r\nSRANDMEMBER one x\r\nSRANDMEMBER one 1 2\r\nSPOP one\r\nEXISTS one\r\n",
+        ":3\r\n*0\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n:0\r\n$-1\r\n-ERR syntax error\r\n-ERR value is out of range, must be positive\r\n-ERR value is out of range, must be positive\r\n:1\r\n$1\r\nx\r\n*3\r\n$1\r\nx\r\n$1\r\nx\r\n$1\r\nx\r\n*1\r\n$1\r\nx\r\n*0\r\n$-1\r\n*0\r\n-ERR value is not an integer or out of range\r\n-ERR syntax error\r\n$1\r\nx\r\n:0\r\n"
+    ),
+    (
+        "smove",
+        "SADD a 1 2\r\nSADD b 3\r\nSMOVE a b 1\r\nSMEMBERS a\r\nSMEMBERS b\r\nSMOVE a b 9\r\nSMOVE nope b 1\r\nSMOVE a a 2\r\nSMOVE a a 9\r\nSMOVE a c 2\r\nEXISTS a\r\nSMEMBERS c\r\nSET str x\r\nSMOVE c str 2\r\nSMOVE str c 2\r\n",
+        ":2\r\n:1\r\n:1\r\n*1\r\n$1\r\n2\r\n*2\r\n$1\r\n1\r\n$1\r\n3\r\n:0\r\n:0\r\n:1\r\n:0\r\n:1\r\n:0\r\n*1\r\n$1\r\n2\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+    ),
+    (
+        "sinter sunion sdiff",
+        "SADD a 1 2 3 4\r\nSADD b 2 3 5\r\nSADD c 3 4 5\r\nSINTER a b\r\nSINTER a b c\r\nSINTER a nope\r\nSUNION a b\r\nSUNION nope\r\nSDIFF a b\r\nSDIFF a b c\r\nSDIFF nope a\r\nSINTERSTORE d a b\r\nSMEMBERS d\r\nSINTERSTORE d a nope\r\nEXISTS d\r\nSUNIONSTORE d a c\r\nSMEMBERS d\r\nSDIFFSTORE d a b\r\nSMEMBERS d\r\nSDIFFSTORE d a a\r\nEXISTS d\r\nSINTERCARD 2 a b\r\nSINTERCARD 3 a b c\r\nSINTERCARD 1 a LIMIT 2\r\nSINTERCARD 2 a nope\r\nSINTERCARD 0 a\r\nSINTERCARD 5 a\r\nSINTERCARD x a\r\nSINTERCARD 1 a LIMIT -1\r\nSINTERCARD 1 a BOGUS\r\nSINTERCARD 1 a LIMIT\r\n",
+        ":4\r\n:3\r\n:3\r\n*2\r\n$1\r\n2\r\n$1\r\n3\r\n*1\r\n$1\r\n3\r\n*0\r\n*5\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\n5\r\n*0\r\n*2\r\n$1\r\n1\r\n$1\r\n4\r\n*1\r\n$1\r\n1\r\n*0\r\n:2\r\n*2\r\n$1\r\n2\r\n$1\r\n3\r\n:0\r\n:0\r\n:5\r\n*5\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\n5\r\n:2\r\n*2\r\n$1\r\n1\r\n$1\r\n4\r\n:0\r\n:0\r\n:2\r\n:1\r\n:2\r\n:0\r\n-ERR numkeys should be greater than 0\r\n-ERR Number of keys can't be greater than number of args\r\n-ERR numkeys should be greater than 0\r\n-ERR LIMIT can't be negative\r\n-ERR syntax error\r\n-ERR syntax error\r\n"
+    ),
+    (
+        "sscan",
+        "SADD s 1 2 3\r\nSSCAN s 0\r\nSSCAN s 0 MATCH 2\r\nSSCAN nope 0\r\nSSCAN s abc\r\nSSCAN s 0 COUNT 0\r\nSET str 1\r\nSSCAN str 0\r\nHSCAN str 0\r\n",
+        ":3\r\n*2\r\n$1\r\n0\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n*2\r\n$1\r\n0\r\n*1\r\n$1\r\n2\r\n*2\r\n$1\r\n0\r\n*0\r\n-ERR invalid cursor\r\n-ERR syntax error\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+    ),
+    (
+        "push pop",
+        "LPUSH l a b\r\nRPUSH l c d\r\nLRANGE l 0 -1\r\nLPUSHX l z\r\nRPUSHX nope z\r\nLPUSHX nope z\r\nEXISTS nope\r\nLLEN l\r\nLLEN nope\r\nLPOP l\r\nRPOP l\r\nLPOP l 2\r\nRPOP l 0\r\nLPOP nope\r\nLPOP nope 2\r\nLPOP l -1\r\nLPOP l x\r\nLPOP l 1 2\r\nRPUSH m 1 2 3 4\r\nRPOP m 3\r\nLPOP m 5\r\nEXISTS m\r\nLPUSH l\r\n",
+        ":2\r\n:4\r\n*4\r\n$1\r\nb\r\n$1\r\na\r\n$1\r\nc\r\n$1\r\nd\r\n:5\r\n:0\r\n:0\r\n:0\r\n:5\r\n:0\r\n$1\r\nz\r\n$1\r\nd\r\n*2\r\n$1\r\nb\r\n$1\r\na\r\n*0\r\n$-1\r\n*-1\r\n-ERR value is out of range, must be positive\r\n-ERR value is out of range, must be positive\r\n-ERR wrong number of arguments for 'lpop' command\r\n:4\r\n*3\r\n$1\r\n4\r\n$1\r\n3\r\n$1\r\n2\r\n*1\r\n$1\r\n1\r\n:0\r\n-ERR wrong number of arguments for 'lpush' command\r\n"
+    ),
+    (
+        "lrange lindex lset",
+        "RPUSH l a b c d e\r\nLRANGE l 1 2\r\nLRANGE l -2 -1\r\nLRANGE l -100 100\r\nLRANGE l 3 1\r\nLRANGE l 10 20\r\nLRANGE l x 1\r\nLRANGE nope 0 -1\r\nLINDEX l 0\r\nLINDEX l -1\r\nLINDEX l 5\r\nLINDEX l x\r\nLINDEX nope 0\r\nLSET l 1 B\r\nLSET l -1 E\r\nLSET l 9 x\r\nLSET nope 0 x\r\nLSET l x y\r\nLRANGE l 0 -1\r\n",
+        ":5\r\n*2\r\n$1\r\nb\r\n$1\r\nc\r\n*2\r\n$1\r\nd\r\n$1\r\ne\r\n*5\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n*0\r\n*0\r\n-ERR value is not an integer or out of range\r\n*0\r\n$1\r\na\r\n$1\r\ne\r\n$-1\r\n-ERR value is not an integer or out of range\r\n$-1\r\n+OK\r\n+OK\r\n-ERR index out of range\r\n-ERR no such key\r\n-ERR value is not an integer or out of range\r\n*5\r\n$1\r\na\r\n$1\r\nB\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\nE\r\n"
+    ),
+    (
+        "linsert lrem ltrim",
+        "RPUSH l a b a c a\r\nLINSERT l BEFORE b x\r\nLINSERT l AFTER c y\r\nLINSERT l AFTER nope y\r\nLINSERT l MIDDLE a y\r\nLINSERT nope BEFORE a y\r\nLRANGE l 0 -1\r\nLREM l 1 a\r\nLREM l -1 a\r\nLRANGE l 0 -1\r\nLREM l 0 a\r\nLREM l 0 nope\r\nLREM l x a\r\nLREM nope 0 a\r\nLTRIM l 1 -2\r\nLRANGE l 0 -1\r\nLTRIM l 5 1\r\nEXISTS l\r\nLTRIM nope 0 1\r\nLTRIM l x 1\r\n",
+        ":5\r\n:6\r\n:7\r\n:-1\r\n-ERR syntax error\r\n:0\r\n*7\r\n$1\r\na\r\n$1\r\nx\r\n$1\r\nb\r\n$1\r\na\r\n$1\r\nc\r\n$1\r\ny\r\n$1\r\na\r\n:1\r\n:1\r\n*5\r\n$1\r\nx\r\n$1\r\nb\r\n$1\r\na\r\n$1\r\nc\r\n$1\r\ny\r\n:1\r\n:0\r\n-ERR value is not an integer or out of range\r\n:0\r\n+OK\r\n*2\r\n$1\r\nb\r\n$1\r\nc\r\n+OK\r\n:0\r\n+OK\r\n-ERR value is not an integer or out of range\r\n"
+    ),
+    (
+        "lpos",
+        "RPUSH l a b c a b c a\r\nLPOS l a\r\nLPOS l c\r\nLPOS l nope\r\nLPOS l a RANK 2\r\nLPOS l a RANK -1\r\nLPOS l a RANK -2\r\nLPOS l a COUNT 0\r\nLPOS l a COUNT 2\r\nLPOS l a COUNT 0 RANK -1\r\nLPOS l a MAXLEN 3 COUNT 0\r\nLPOS l a RANK 0\r\nLPOS l a COUNT -1\r\nLPOS l a MAXLEN -1\r\nLPOS l a BOGUS\r\nLPOS l a RANK\r\nLPOS nope a\r\nLPOS nope a COUNT 1\r\nLPOS l a RANK 9 COUNT 0\r\n",
+        ":7\r\n:0\r\n:2\r\n$-1\r\n:3\r\n:6\r\n:3\r\n*3\r\n:0\r\n:3\r\n:6\r\n*2\r\n:0\r\n:3\r\n*3\r\n:6\r\n:3\r\n:0\r\n*1\r\n:0\r\n-ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list\r\n-ERR COUNT can't be negative\r\n-ERR MAXLEN can't be negative\r\n-ERR syntax error\r\n-ERR syntax error\r\n$-1\r\n*0\r\n*0\r\n"
+    ),
+    (
+        "lmove rpoplpush",
+        "RPUSH a 1 2 3\r\nLMOVE a b LEFT RIGHT\r\nLMOVE a b RIGHT LEFT\r\nLRANGE a 0 -1\r\nLRANGE b 0 -1\r\nRPOPLPUSH a a\r\nRPOPLPUSH a b\r\nEXISTS a\r\nRPOPLPUSH nope b\r\nLMOVE b b LEFT RIGHT\r\nLRANGE b 0 -1\r\nLMOVE b b UP DOWN\r\nSET s x\r\nLMOVE b s LEFT LEFT\r\nLMOVE s b LEFT LEFT\r\nLRANGE b 0 -1\r\n",
+        ":3\r\n$1\r\n1\r\n$1\r\n3\r\n*1\r\n$1\r\n2\r\n*2\r\n$1\r\n3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n2\r\n:0\r\n$-1\r\n$1\r\n2\r\n*3\r\n$1\r\n3\r\n$1\r\n1\r\n$1\r\n2\r\n-ERR syntax error\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n*3\r\n$1\r\n3\r\n$1\r\n1\r\n$1\r\n2\r\n"
+    ),
+    (
+        "lmpop",
+        "RPUSH a 1 2 3\r\nRPUSH b x\r\nLMPOP 2 nope a LEFT\r\nLMPOP 2 a b RIGHT COUNT 5\r\nLMPOP 1 a LEFT\r\nLMPOP 2 nope b LEFT COUNT 3\r\nEXISTS a b\r\nLMPOP 0 a LEFT\r\nLMPOP x a LEFT\r\nLMPOP 2 a LEFT\r\nLMPOP 1 a MIDDLE\r\nLMPOP 1 a LEFT COUNT 0\r\nLMPOP 1 a LEFT COUNT 1 COUNT 1\r\nLMPOP 1 a LEFT BOGUS\r\nSET s x\r\nLMPOP 1 s LEFT\r\nLMPOP 5 a LEFT\r\n",
+        ":3\r\n:1\r\n*2\r\n$1\r\na\r\n*1\r\n$1\r\n1\r\n*2\r\n$1\r\na\r\n*2\r\n$1\r\n3\r\n$1\r\n2\r\n*-1\r\n*2\r\n$1\r\nb\r\n*1\r\n$1\r\nx\r\n:0\r\n-ERR numkeys should be greater than 0\r\n-ERR numkeys should be greater than 0\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR count should be greater than 0\r\n-ERR syntax error\r\n-ERR syntax error\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-ERR syntax error\r\n"
+    ),
+    (
+        "blocking pops served at once",
+        "RPUSH a 1 2 3\r\nBLPOP nope a 0\r\nBRPOP a 1\r\nBLMOVE a b LEFT RIGHT 0\r\nBRPOPLPUSH b c 0\r\nBLMPOP 0 2 nope c LEFT COUNT 3\r\nEXISTS a b c\r\nBLPOP a x\r\nBLPOP a -1\r\nBLPOP a inf\r\nBLMOVE a b UP LEFT 0\r\nBLMPOP 0 0 a LEFT\r\nBLMPOP x 1 a LEFT\r\nSET s x\r\nBLPOP s 0\r\nBLMOVE s b LEFT LEFT 0\r\nMULTI\r\nBLPOP nope 0\r\nBRPOPLPUSH nope b 0\r\nBLMOVE nope b LEFT LEFT 0\r\nBLMPOP 0 1 nope LEFT\r\nEXEC\r\nBLPOP nope 0.05\r\nPING\r\n",
+        ":3\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$1\r\na\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n2\r\n*2\r\n$1\r\nc\r\n*1\r\n$1\r\n2\r\n:0\r\n-ERR timeout is not a float or out of range\r\n-ERR timeout is negative\r\n-ERR timeout is negative\r\n-ERR syntax error\r\n-ERR numkeys should be greater than 0\r\n-ERR timeout is not a float or out of range\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*4\r\n*-1\r\n$-1\r\n$-1\r\n*-1\r\n"
+    ),
+    (
+        "client unblock",
+        "CLIENT UNBLOCK 999999\r\nCLIENT UNBLOCK 999999 ERROR\r\nCLIENT UNBLOCK 999999 BOGUS\r\nCLIENT UNBLOCK x\r\nCLIENT UNBLOCK\r\n",
+        ":0\r\n:0\r\n-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n-ERR value is not an integer or out of range\r\n-ERR wrong number of arguments for 'client|unblock' command\r\n"
+    ),
+    (
+        "zadd options",
+        "ZADD z 1 a 2 b\r\nZADD z NX 5 a 3 c\r\nZADD z XX 9 b 9 nope\r\nZADD z XX CH 9 b 10 c\r\nZADD z GT CH 1 b 20 c\r\nZADD z LT CH 1 b 30 c\r\nZADD z INCR 1.5 a\r\nZADD z NX INCR 1 a\r\nZADD z NX XX 1 a\r\nZADD z GT LT 1 a\r\nZADD z NX GT 1 a\r\nZADD z INCR 1 a 2 b\r\nZADD z 1\r\nZADD z x a\r\nZADD z nan a\r\nZADD nope XX 1 a\r\nEXISTS nope\r\nZADD z inf i -inf j\r\nZINCRBY z inf j\r\nZINCRBY z 1 new\r\nZINCRBY z x a\r\nZRANGE z 0 -1 WITHSCORES\r\nZCARD z\r\nZCARD nope\r\n",
+        ":2\r\n:1\r\n:0\r\n:1\r\n:1\r\n:1\r\n$3\r\n2.5\r\n$-1\r\n-ERR XX and NX options at the same time are not compatible\r\n-ERR GT, LT, and/or NX options at the same time are not compatible\r\n-ERR GT, LT, and/or NX options at the same time are not compatible\r\n-ERR INCR option supports a single increment-element pair\r\n-ERR wrong number of arguments for 'zadd' command\r\n-ERR value is not a valid float\r\n-ERR value is not a valid float\r\n:0\r\n:0\r\n:2\r\n-ERR resulting score is not a number (NaN)\r\n$1\r\n1\r\n-ERR value is not a valid float\r\n*12\r\n$1\r\nj\r\n$4\r\n-inf\r\n$1\r\nb\r\n$1\r\n1\r\n$3\r\nnew\r\n$1\r\n1\r\n$1\r\na\r\n$3\r\n2.5\r\n$1\r\nc\r\n$2\r\n20\r\n$1\r\ni\r\n$3\r\ninf\r\n:6\r\n:0\r\n"
+    ),
+    (
+        "zscore zrank zrem",
+        "ZADD z 1.1 a 2 b 1e20 c 0.1 e\r\nZSCORE z a\r\nZSCORE z c\r\nZSCORE z nope\r\nZSCORE nope a\r\nZMSCORE z a nope e\r\nZMSCORE nope a\r\nZRANK z c\r\nZREVRANK z c\r\nZRANK z nope\r\nZREM z a nope\r\nZREM z b c e\r\nEXISTS z\r\nZREM nope a\r\nSET s x\r\nZSCORE s a\r\nZADD s 1 a\r\n",
+        ":4\r\n$18\r\n1.1000000000000001\r\n$5\r\n1e+20\r\n$-1\r\n$-1\r\n*3\r\n$18\r\n1.1000000000000001\r\n$-1\r\n$19\r\n0.10000000000000001\r\n*1\r\n$-1\r\n:3\r\n:0\r\n$-1\r\n:1\r\n:3\r\n:0\r\n:0\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+    ),
+    (
+        "zrange family",
+        "ZADD z 1 a 2 b 3 c 4 d 5 e\r\nZRANGE z 1 3\r\nZRANGE z -2 -1 WITHSCORES\r\nZRANGE z 3 1\r\nZRANGE z 0 -1 REV\r\nZRANGE z (1 4 BYSCORE\r\nZRANGE z 4 (1 BYSCORE REV WITHSCORES\r\nZRANGE z -inf +inf BYSCORE LIMIT 1 2\r\nZRANGE z -inf +inf BYSCORE LIMIT -1 2\r\nZRANGE z -inf +inf BYSCORE LIMIT 2 -1\r\nZRANGE z 0 1 LIMIT 0 1\r\nZRANGE z - + BYLEX WITHSCORES\r\nZRANGE z x 1 BYSCORE\r\nZRANGE z a b BYLEX\r\nZRANGE z 0 1 BOGUS\r\nZRANGE z x 1\r\nZRANGEBYSCORE z 2 4 WITHSCORES LIMIT 0 2\r\nZREVRANGEBYSCORE z 4 2\r\nZREVRANGE z 0 1 WITHSCORES\r\nZRANGEBYSCORE z 2 4 REV\r\nZRANGE nope 0 -1\r\nZRANGESTORE d z 1 2\r\nZRANGE d 0 -1 WITHSCORES\r\nZRANGESTORE d nope 0 -1\r\nEXISTS d\r\nZRANGESTORE d z 0 -1 WITHSCORES\r\nZCOUNT z (1 3\r\nZCOUNT z x 3\r\nZCOUNT nope 0 1\r\n",
+        ":5\r\n*3\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n*4\r\n$1\r\nd\r\n$1\r\n4\r\n$1\r\ne\r\n$1\r\n5\r\n*0\r\n*5\r\n$1\r\ne\r\n$1\r\nd\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n*3\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n*6\r\n$1\r\nd\r\n$1\r\n4\r\n$1\r\nc\r\n$1\r\n3\r\n$1\r\nb\r\n$1\r\n2\r\n*2\r\n$1\r\nb\r\n$1\r\nc\r\n*0\r\n*3\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n-ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX\r\n-ERR syntax error, WITHSCORES not supported in combination with BYLEX\r\n-ERR min or max is not a float\r\n-ERR min or max not valid string range item\r\n-ERR syntax error\r\n-ERR value is not an integer or out of range\r\n*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n*3\r\n$1\r\nd\r\n$1\r\nc\r\n$1\r\nb\r\n*4\r\n$1\r\ne\r\n$1\r\n5\r\n$1\r\nd\r\n$1\r\n4\r\n-ERR syntax error\r\n*0\r\n:2\r\n*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n:0\r\n:0\r\n-ERR syntax error\r\n:2\r\n-ERR min or max is not a float\r\n:0\r\n"
+    ),
+    (
+        "zlex",
+        "ZADD l 0 a 0 b 0 c 0 d 0 e\r\nZRANGEBYLEX l - +\r\nZRANGEBYLEX l [b (d\r\nZREVRANGEBYLEX l (d [b\r\nZRANGEBYLEX l - + LIMIT 1 2\r\nZLEXCOUNT l [b +\r\nZLEXCOUNT l a b\r\nZRANGEBYLEX l b c\r\nZREMRANGEBYLEX l [a (c\r\nZRANGE l 0 -1\r\nZREMRANGEBYSCORE l (0 1\r\nZREMRANGEBYSCORE l x 1\r\nZREMRANGEBYRANK l 0 0\r\nZREMRANGEBYRANK l x 1\r\nZREMRANGEBYRANK nope 0 1\r\nZRANGE l 0 -1\r\n",
+        ":5\r\n*5\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n*2\r\n$1\r\nb\r\n$1\r\nc\r\n*2\r\n$1\r\nc\r\n$1\r\nb\r\n*2\r\n$1\r\nb\r\n$1\r\nc\r\n:4\r\n-ERR min or max not valid string range item\r\n-ERR min or max not valid string range item\r\n:2\r\n*3\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n:0\r\n-ERR min or max is not a float\r\n:1\r\n-ERR value is not an integer or out of range\r\n:0\r\n*2\r\n$1\r\nd\r\n$1\r\ne\r\n"
+    ),
+    (
+        "zpop zmpop",
+        "ZADD z 1 a 2 b 3 c 4 d\r\nZPOPMIN z\r\nZPOPMAX z 2\r\nZPOPMIN z 0\r\nZPOPMIN z -1\r\nZPOPMIN z 1 2\r\nZPOPMIN nope\r\nZPOPMIN nope 2\r\nZADD y 5 e\r\nZMPOP 2 nope z MIN\r\nZMPOP 2 z y MAX COUNT 5\r\nZMPOP 1 nope MIN\r\nZMPOP 0 z MIN\r\nZMPOP 1 y LEFT\r\nZMPOP 1 y MIN COUNT 0\r\nBZPOPMIN y 0\r\nBZPOPMAX nope y 0\r\nBZMPOP 0 1 y MAX\r\nZADD y 6 f 7 g\r\nBZMPOP 0 1 y MIN COUNT 9\r\nBZPOPMIN y x\r\nMULTI\r\nBZPOPMIN y 0\r\nBZMPOP 0 1 y MIN\r\nEXEC\r\n",
+        ":4\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*4\r\n$1\r\nd\r\n$1\r\n4\r\n$1\r\nc\r\n$1\r\n3\r\n*0\r\n-ERR value is out of range, must be positive\r\n-ERR syntax error\r\n*0\r\n*0\r\n:1\r\n*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n*2\r\n$1\r\ny\r\n*1\r\n*2\r\n$1\r\ne\r\n$1\r\n5\r\n*-1\r\n-ERR numkeys should be greater than 0\r\n-ERR syntax error\r\n-ERR count should be greater than 0\r\n"
+    ),
+    (
+        "zrandmember zscan",
+        "ZRANDMEMBER nope\r\nZRANDMEMBER nope 2\r\nZADD z 1 a 2 b\r\nZRANDMEMBER z 5\r\nZRANDMEMBER z 5 WITHSCORES\r\nZRANDMEMBER z 0\r\nZRANDMEMBER z 1 BOGUS\r\nZADD one 3 x\r\nZRANDMEMBER one\r\nZRANDMEMBER one -2 WITHSCORES\r\nZSCAN z 0\r\nZSCAN z 0 MATCH a\r\nZSCAN nope 0\r\nZSCAN z x\r\n",
+        "$-1\r\n*0\r\n:2\r\n*2\r\n$1\r\nb\r\n$1\r\na\r\n*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\na\r\n$1\r\n1\r\n*0\r\n-ERR syntax error\r\n:1\r\n$1\r\nx\r\n*4\r\n$1\r\nx\r\n$1\r\n3\r\n$1\r\nx\r\n$1\r\n3\r\n*2\r\n$1\r\n0\r\n*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n*2\r\n$1\r\n0\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$1\r\n0\r\n*0\r\n-ERR invalid cursor\r\n"
+    ),
+    (
+        "zunion zinter zdiff",
+        "ZADD a 1 x 2 y 3 z\r\nZADD b 10 y 20 z 30 w\r\nSADD s y w\r\nZUNION 2 a b WITHSCORES\r\nZUNION 2 a b WEIGHTS 2 1 AGGREGATE MAX WITHSCORES\r\nZINTER 2 a b WITHSCORES\r\nZINTER 3 a b s AGGREGATE MIN WITHSCORES\r\nZDIFF 2 a b WITHSCORES\r\nZDIFF 2 b a\r\nZUNIONSTORE d 2 a b\r\nZRANGE d 0 -1 WITHSCORES\r\nZINTERSTORE d 2 a nope\r\nEXISTS d\r\nZDIFFSTORE d 1 a\r\nZINTERCARD 2 a b\r\nZINTERCARD 2 a b LIMIT 1\r\nZINTERCARD 0 a\r\nZINTERCARD 3 a b\r\nZUNION 0 a\r\nZUNION 3 a b\r\nZUNION 2 a b WEIGHTS 1\r\nZUNION 2 a b WEIGHTS 1 x\r\nZUNION 2 a b AGGREGATE avg\r\nZDIFF 2 a b WEIGHTS 1 2\r\nZUNIONSTORE d 2 a b WITHSCORES\r\nSET str 1\r\nZUNION 2 a str\r\nZUNION x a\r\n",
+        ":3\r\n:3\r\n:2\r\n*8\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\ny\r\n$2\r\n12\r\n$1\r\nz\r\n$2\r\n23\r\n$1\r\nw\r\n$2\r\n30\r\n*8\r\n$1\r\nx\r\n$1\r\n2\r\n$1\r\ny\r\n$2\r\n10\r\n$1\r\nz\r\n$2\r\n20\r\n$1\r\nw\r\n$2\r\n30\r\n*4\r\n$1\r\ny\r\n$2\r\n12\r\n$1\r\nz\r\n$2\r\n23\r\n*2\r\n$1\r\ny\r\n$1\r\n1\r\n*2\r\n$1\r\nx\r\n$1\r\n1\r\n*1\r\n$1\r\nw\r\n:4\r\n*8\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\ny\r\n$2\r\n12\r\n$1\r\nz\r\n$2\r\n23\r\n$1\r\nw\r\n$2\r\n30\r\n:0\r\n:0\r\n:3\r\n:2\r\n:1\r\n-ERR at least 1 input key is needed for 'zintercard' command\r\n-ERR syntax error\r\n-ERR at least 1 input key is needed for 'zunion' command\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR weight value is not a float\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-ERR value is not an integer or out of range\r\n"
+    ),
+    (
+        "multi typed", "MULTI\r\nHSET h a 1\r\nSADD s 1\r\nHGETALL h\r\nSMEMBERS s\r\nEXEC\r\n",
+        "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*4\r\n:1\r\n:1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*1\r\n$1\r\n1\r\n"
+    ),
+    (
         "resp3 nulls",
         "GET nope\r\nMGET a nope\r\nSET a 1 NX\r\nSET a 1 NX\r\nSET a 2 NX GET\r\nGETEX nope\r\nGETDEL nope\r\nRANDOMKEY\r\nCLIENT GETNAME\r\nOBJECT ENCODING nope\r\n",
         "_\r\n*2\r\n_\r\n_\r\n+OK\r\n_\r\n$1\r\n1\r\n_\r\n_\r\n$1\r\na\r\n_\r\n_\r\n"
@@ -254,6 +398,26 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "resp3 exec",
         "SET a 1\r\nMULTI\r\nGET a\r\nGET nope\r\nEXEC\r\nWATCH a\r\nSET a 2\r\nMULTI\r\nPING\r\nEXEC\r\n",
         "+OK\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n$1\r\n1\r\n_\r\n+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n_\r\n"
+    ),
+    (
+        "resp3 hashes",
+        "HSET h a 1 b 2\r\nHGETALL h\r\nHGETALL nope\r\nHKEYS h\r\nHMGET h a nope\r\nHRANDFIELD h 5 WITHVALUES\r\nHRANDFIELD h 0\r\nHINCRBYFLOAT h a 1.5\r\nHSCAN h 0\r\nHGET h nope\r\nHRANDFIELD nope\r\n",
+        ":2\r\n%2\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n%0\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n*2\r\n$1\r\n1\r\n_\r\n*2\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n*0\r\n$3\r\n2.5\r\n*2\r\n$1\r\n0\r\n*4\r\n$1\r\na\r\n$3\r\n2.5\r\n$1\r\nb\r\n$1\r\n2\r\n_\r\n_\r\n"
+    ),
+    (
+        "resp3 sets",
+        "SADD s 3 1 2\r\nSMEMBERS s\r\nSMEMBERS nope\r\nSINTER s s\r\nSUNION s nope\r\nSDIFF s nope\r\nSMISMEMBER s 1 5\r\nSRANDMEMBER s 5\r\nSRANDMEMBER s 0\r\nSPOP s 0\r\nSPOP s 9\r\nSPOP nope\r\nSSCAN nope 0\r\n",
+        ":3\r\n~3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n~0\r\n~3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n~3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n~3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n*2\r\n:1\r\n:0\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n*0\r\n~0\r\n~3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n_\r\n*2\r\n$1\r\n0\r\n*0\r\n"
+    ),
+    (
+        "resp3 lists",
+        "RPUSH l a b c\r\nLRANGE l 0 -1\r\nLPOP l 2\r\nLPOP nope\r\nLPOP nope 2\r\nLINDEX l 9\r\nLMPOP 1 nope LEFT\r\nLMPOP 1 l LEFT\r\nLPOS l z\r\nRPOPLPUSH nope x\r\nMULTI\r\nBLPOP nope 0\r\nBLMOVE nope x LEFT LEFT 0\r\nEXEC\r\nRPUSH q 1\r\nBLPOP q 0\r\n",
+        ":3\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n_\r\n_\r\n_\r\n_\r\n*2\r\n$1\r\nl\r\n*1\r\n$1\r\nc\r\n_\r\n_\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n_\r\n_\r\n:1\r\n*2\r\n$1\r\nq\r\n$1\r\n1\r\n"
+    ),
+    (
+        "resp3 sorted sets",
+        "ZADD z 1.5 a 2 b inf c\r\nZSCORE z a\r\nZSCORE z c\r\nZMSCORE z a nope\r\nZINCRBY z 1 b\r\nZRANGE z 0 -1 WITHSCORES\r\nZRANGE z 0 -1\r\nZPOPMIN z\r\nZPOPMIN z 1\r\nZADD y 1 q\r\nBZPOPMAX y 0\r\nZADD y 1 q\r\nZMPOP 1 y MIN\r\nZUNION 1 z WITHSCORES\r\nZRANDMEMBER z 5 WITHSCORES\r\nZADD z NX INCR 1 c\r\nZSCAN z 0\r\n",
+        ":3\r\n,1.5\r\n,inf\r\n*2\r\n,1.5\r\n_\r\n,3\r\n*3\r\n*2\r\n$1\r\na\r\n,1.5\r\n*2\r\n$1\r\nb\r\n,3\r\n*2\r\n$1\r\nc\r\n,inf\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*2\r\n$1\r\na\r\n,1.5\r\n*1\r\n*2\r\n$1\r\nb\r\n,3\r\n:1\r\n*3\r\n$1\r\ny\r\n$1\r\nq\r\n,1\r\n:1\r\n*2\r\n$1\r\ny\r\n*1\r\n*2\r\n$1\r\nq\r\n,1\r\n*1\r\n*2\r\n$1\r\nc\r\n,inf\r\n*1\r\n*2\r\n$1\r\nc\r\n,inf\r\n_\r\n*2\r\n$1\r\n0\r\n*2\r\n$1\r\nc\r\n$3\r\ninf\r\n"
     ),
     (
         "resp3 lcs idx", "MSET a ohmytext b mynewtext\r\nLCS a b IDX\r\nLCS a b IDX WITHMATCHLEN\r\n",

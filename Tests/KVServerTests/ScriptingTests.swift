@@ -120,6 +120,22 @@ import Testing
                 == "$58\r\nERR Write commands are not allowed from read-only scripts.\r\n")
     }
 
+    // The collection commands keep Redis 7.0's flags in scripts: writes are
+    // refused to read-only scripts, the blocking pops Redis marks noscript
+    // are refused, and the ones it allows answer an empty wait at once.
+    @Test func collectionCommandsKeepTheirScriptFlags() {
+        let call = client()
+        for write in ["hset', 'h', 'f', 'v", "lpush', 'l', 'x", "sadd', 's', 'm", "zadd', 'z', '1', 'm"] {
+            #expect(
+                call(["EVAL_RO", "return redis.call('\(write)')", "0"]).hasPrefix(
+                    "-ERR Write commands are not allowed from read-only scripts."), "\(write)")
+        }
+        #expect(
+            call(["EVAL", "return redis.call('blpop', 'empty', 0)", "0"]).hasPrefix(
+                "-ERR This Redis command is not allowed from script"))
+        #expect(call(["EVAL", "return redis.call('blmpop', 0, 1, 'empty', 'LEFT')", "0"]) == "$-1\r\n")
+    }
+
     @Test func theSandboxKeepsGlobalsAndTheSystemOutOfReach() {
         let call = client()
         for script in [

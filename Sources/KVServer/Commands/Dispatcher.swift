@@ -20,12 +20,22 @@ public final class Dispatcher {
     let info: Info
     /// The Lua interpreter and script cache behind EVAL.
     let scripts = ScriptEngine()
+    /// The clients parked by a blocking command (BLPOP and friends).
+    let blocked = BlockedClients()
+    /// True while EXEC runs its queue: nothing blocks inside a transaction.
+    var inExec = false
+    /// This dispatcher on its loop, for the timer of the parked clients'
+    /// deadlines (set by CoreHop; nil for a dispatcher without a loop,
+    /// whose parked clients wait without a deadline). It holds the
+    /// dispatcher: a dispatcher lives as long as its server.
+    var owner: LoopBound<Dispatcher>?
 
     /// Every command, once, in table order (`Command.id` is the position).
     static let rows: [Command] = {
         var rows =
             keyspaceCommands + configCommands + infoCommands + introspectionCommands + stringCommands + keyCommands
             + sessionCommands + transactionCommands + observabilityCommands + scriptingCommands
+            + hashCommands + setCommands + listCommands + sortedSetCommands + blockingCommands + memoryCommands
         for index in rows.indices { rows[index].id = index }
         return rows
     }()
@@ -53,6 +63,14 @@ public final class Dispatcher {
     public func clientDisconnected(id: Int) {
         guard let session = sessions.close(id: id) else { return }
         unwatchAll(session)
+        if blocked.unpark(id, in: databases) != nil { armBlockingTimer() }
+    }
+
+    /// True when client `client` is parked by a blocking command: its
+    /// connection waits for the reply (it comes through `ClientInfo.resume`)
+    /// and submits nothing meanwhile.
+    public func isParked(client: Int) -> Bool {
+        blocked.isParked(client)
     }
 
     /// The row for a command name in any case. A name longer than every
@@ -106,6 +124,12 @@ public final class Dispatcher {
             if let command { stats.record(command, request, took: now - previous, by: session) }
             previous = now
             executed += 1
+            // Keys that got a list while somebody waited are served after
+            // the command that did it (after EXEC for a transaction).
+            if blocked.count > 0 { serveReadyKeys() }
+            // A parked client's batch stops at its blocking command; the
+            // requests after it go back to the connection.
+            if blocked.count > 0 && blocked.isParked(session.id) { return false }
             return out.byteCount < Dispatcher.replyBudget
         }
         stats.counters.publish(commands: stats.commandsProcessed, keys: databases.keyCount)

@@ -12,7 +12,8 @@ let keyCommands: [Command] = [
     Command("unlink", arity: -2, keys: .all, del),
     Command("touch", arity: -2, keys: .all, exists),
     Command("type", arity: 2, keys: .one) { ks, r, out in
-        if ks.lookup(r[1], now: ks.now) == nil { out.simple("none") } else { out.simple("string") }
+        guard let entry = ks.lookup(r[1], now: ks.now) else { return out.simple("none") }
+        out.simple(entry.collection?.typeName ?? "string")
     },
     Command("scan", arity: -2, keys: .none, scan),
     Command("randomkey", arity: 1, keys: .none) { ks, _, out in
@@ -34,21 +35,21 @@ private func rename(_ ks: Keyspace, _ r: Request, onlyIfAbsent: Bool, _ out: ino
     guard let entry = ks.lookup(r[1], now: now) else { return out.error("ERR no such key") }
     if r[1] == r[2] { return onlyIfAbsent ? out.integer(0) : out.ok() }
     if onlyIfAbsent && ks.lookup(r[2], now: now) != nil { return out.integer(0) }
-    ks.set(r[2], entry.value, expiresAt: entry.expiresAt)
+    ks.put(r[2], entry)
     ks.remove(r[1])
     if onlyIfAbsent { out.integer(1) } else { out.ok() }
 }
 
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]. The cursor is a
-/// position in the keyspace's slots (see Keyspace.scan); every value is a
-/// string, so TYPE string keeps all keys and any other type none.
+/// position in the keyspace's slots (see Keyspace.scan); TYPE keeps the
+/// keys whose TYPE is that name.
 private func scan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let cursor = UInt64(String(decoding: r[1], as: UTF8.self)), cursor <= UInt64(Int.max) else {
         return out.error("ERR invalid cursor")
     }
     var pattern: [UInt8]?
     var count = 10
-    var keepsStrings = true
+    var type: [UInt8]?
     var index = 2
     while index < r.count {
         guard index + 1 < r.count else { return out.error("ERR syntax error") }
@@ -60,14 +61,18 @@ private func scan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         } else if equalsIgnoringCase(r[index], "match") {
             pattern = value == [UInt8(ascii: "*")] ? nil : value
         } else if equalsIgnoringCase(r[index], "type") {
-            keepsStrings = equalsIgnoringCase(value, "string")
+            type = lowercased(value)
         } else {
             return out.error("ERR syntax error")
         }
         index += 2
     }
-    let (next, keys) = ks.scan(cursor: Int(cursor), count: count, now: ks.now) { key in
-        keepsStrings && (pattern.map { globMatch($0, key) } ?? true)
+    let (next, keys) = ks.scan(cursor: Int(cursor), count: count, now: ks.now) { key, entry in
+        if let type {
+            let name = entry.collection?.typeName ?? "string"
+            guard name.withUTF8Buffer({ $0.elementsEqual(type) }) else { return false }
+        }
+        return pattern.map { globMatch($0, key) } ?? true
     }
     out.arrayHeader(2)
     out.bulk(decimalBytes(next))
@@ -102,6 +107,7 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     case "encoding":
         // Redis's rule for a string: a 64-bit integer written canonically is
         // "int", up to 44 bytes "embstr", longer "raw".
+        if let collection = entry.collection { return out.bulk(String(describing: collection.encoding)) }
         let value = entry.value
         if value.count <= 20, parseInteger(value) != nil {
             out.bulk("int")

@@ -99,7 +99,8 @@ private func ping(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 }
 
 private func get(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    if let entry = ks.lookup(r.raw(1), now: ks.now) { out.bulk(entry.value) } else { out.null() }
+    guard let entry = ks.lookup(r.raw(1), now: ks.now) else { return out.null() }
+    if entry.collection != nil { out.error(wrongTypeError) } else { out.bulk(entry.value) }
 }
 
 private func set(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -123,6 +124,7 @@ func setGeneric(
     }
     // A plain SET (the common case) needs nothing from the old entry.
     let old = options.needsOld ? ks.lookup(key, now: now) : nil
+    if options.get && old?.collection != nil { return out.error(wrongTypeError) }
     if options.get {
         if let old { out.bulk(old.value) } else { out.null() }
     }
@@ -145,6 +147,7 @@ func setGeneric(
 
 private func getset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let old = ks.lookup(r[1], now: ks.now)
+    if old?.collection != nil { return out.error(wrongTypeError) }
     ks.set(r[1], r[2], expiresAt: nil)
     if let old { out.bulk(old.value) } else { out.null() }
 }
@@ -181,11 +184,12 @@ private func incrementBy(_ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ amount
         case result(Int)
         case notAnInteger
         case overflow
+        case wrongType
     }
     // One hash lookup for a present key: the digits are rewritten in place
     // (the key keeps its expiry); an absent key is stored fresh.
     let outcome =
-        ks.update(key, now: ks.now) { value -> (Outcome, changed: Bool) in
+        ks.update(key, now: ks.now, ifCollection: { .wrongType }) { value -> (Outcome, changed: Bool) in
             guard let current = parseInteger(value) else { return (.notAnInteger, false) }
             let (result, overflow) = current.addingReportingOverflow(amount)
             guard !overflow else { return (.overflow, false) }
@@ -202,12 +206,15 @@ private func incrementBy(_ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ amount
     case .result(let result): out.integer(result)
     case .notAnInteger: out.error(notAnInteger)
     case .overflow: out.error("ERR increment or decrement would overflow")
+    case .wrongType: out.error(wrongTypeError)
     }
 }
 
 private func append(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = ks.now
-    if let length = ks.lookup(r[1], now: now)?.value.count {
+    if let entry = ks.lookup(r[1], now: now) {
+        guard entry.collection == nil else { return out.error(wrongTypeError) }
+        let length = entry.value.count
         guard length + r[2].count <= 512 * 1024 * 1024 else {
             return out.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
         }
@@ -219,14 +226,20 @@ private func append(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 }
 
 private func strlen(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    out.integer(ks.lookup(r[1], now: ks.now)?.value.count ?? 0)
+    let entry = ks.lookup(r[1], now: ks.now)
+    if entry?.collection != nil { return out.error(wrongTypeError) }
+    out.integer(entry?.value.count ?? 0)
 }
 
 private func mget(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = ks.now
     out.arrayHeader(r.count - 1)
     for index in 1..<r.count {
-        if let entry = ks.lookup(r.raw(index), now: now) { out.bulk(entry.value) } else { out.null() }
+        if let entry = ks.lookup(r.raw(index), now: now), entry.collection == nil {
+            out.bulk(entry.value)
+        } else {
+            out.null()
+        }
     }
 }
 

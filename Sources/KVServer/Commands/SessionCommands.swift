@@ -17,7 +17,11 @@ let sessionCommands: [Command] = [
         guard let a = parseDatabaseIndex(r[1], invalid: "ERR invalid first DB index", &out),
             let b = parseDatabaseIndex(r[2], invalid: "ERR invalid second DB index", &out)
         else { return }
-        if a != b { dispatcher.databases[a].swapContents(with: dispatcher.databases[b]) }
+        if a != b {
+            dispatcher.databases[a].swapContents(with: dispatcher.databases[b])
+            dispatcher.databases[a].signalEveryBlockedKey()
+            dispatcher.databases[b].signalEveryBlockedKey()
+        }
         out.ok()
     },
     Command("move", arity: 3, keys: .one) { $0.move($1, $2, &$3) },
@@ -212,6 +216,20 @@ extension Dispatcher {
             out.verbatim(chosen.map { $0.listLine(now: now) + "\n" }.joined())
         case "kill":
             kill(session, r, &out)
+        case "unblock" where r.count == 3 || r.count == 4:
+            // CLIENT UNBLOCK id [TIMEOUT|ERROR], as Redis checks it: the reason, then the id.
+            var withError = false
+            if r.count == 4 {
+                if equalsIgnoringCase(r.raw(3), "error") {
+                    withError = true
+                } else if !equalsIgnoringCase(r.raw(3), "timeout") {
+                    return out.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+                }
+            }
+            guard let id = parseInteger(r.raw(2)) else { return out.error(notAnInteger) }
+            out.integer(unblock(id, withError: withError) ? 1 : 0)
+        case "unblock":
+            out.error("ERR wrong number of arguments for 'client|unblock' command")
         default:
             out.error(
                 bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try CLIENT HELP.".utf8))
@@ -326,8 +344,8 @@ extension Dispatcher {
         guard let entry = source.lookup(r[1], now: now) else { return out.integer(0) }
         let destination = databases[target]
         guard destination.lookup(r[1], now: now) == nil else { return out.integer(0) }
-        destination.set(r[1], entry.value, expiresAt: entry.expiresAt)
         source.remove(r[1])
+        destination.put(r[1], entry)
         out.integer(1)
     }
 
@@ -357,7 +375,7 @@ extension Dispatcher {
         guard let entry = databases[session.database].lookup(r[1], now: now) else { return out.integer(0) }
         let destination = databases[target]
         if destination.lookup(r[2], now: now) != nil && !replace { return out.integer(0) }
-        destination.set(r[2], entry.value, expiresAt: entry.expiresAt)
+        destination.put(r[2], entry, copying: true)
         out.integer(1)
     }
 }

@@ -21,6 +21,7 @@ let stringCommands: [Command] = [
     Command("getex", arity: -2, keys: .one, getex),
     Command("getdel", arity: 2, keys: .one) { ks, r, out in
         guard let entry = ks.lookup(r[1], now: ks.now) else { return out.null() }
+        guard entry.collection == nil else { return out.error(wrongTypeError) }
         out.bulk(entry.value)
         ks.remove(r[1])
     },
@@ -143,6 +144,7 @@ private func getex(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let options = StringOptions(r, from: 2, forSet: false) else { return out.error("ERR syntax error") }
     let now = ks.now
     guard let entry = ks.lookup(r[1], now: now) else { return out.null() }
+    guard entry.collection == nil else { return out.error(wrongTypeError) }
     var deadline: Int64?
     if let expire = options.expire {
         guard let ms = expiryMilliseconds(expire, now: now, "getex", &out) else { return }
@@ -162,6 +164,7 @@ private func setrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let value = r[3]
     let now = ks.now
     let existing = ks.lookup(r[1], now: now)
+    if existing?.collection != nil { return out.error(wrongTypeError) }
     if value.isEmpty { return out.integer(existing?.value.count ?? 0) }
     guard offset <= maxStringLength - value.count else {
         return out.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
@@ -179,7 +182,9 @@ private func setrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 private func getrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard var start = parseInteger(r[2]), var end = parseInteger(r[3]) else { return out.error(notAnInteger) }
-    guard let value = ks.lookup(r[1], now: ks.now)?.value else { return out.bulk([]) }
+    guard let entry = ks.lookup(r[1], now: ks.now) else { return out.bulk([]) }
+    guard entry.collection == nil else { return out.error(wrongTypeError) }
+    let value = entry.value
     let length = value.count
     if start < 0 && end < 0 && start > end { return out.bulk([]) }
     if start < 0 { start += length }
@@ -206,7 +211,9 @@ private func setbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         return out.error("ERR bit is not an integer or out of range")
     }
     let now = ks.now
-    if ks.lookup(r[1], now: now) == nil { ks.set(r[1], [], expiresAt: nil) }
+    let existing = ks.lookup(r[1], now: now)
+    if existing?.collection != nil { return out.error(wrongTypeError) }
+    if existing == nil { ks.set(r[1], [], expiresAt: nil) }
     let old = ks.modify(r[1], now: now) { value -> Int in
         let byte = offset >> 3
         if value.count <= byte { value.append(contentsOf: repeatElement(0, count: byte + 1 - value.count)) }
@@ -220,7 +227,9 @@ private func setbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 private func getbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let offset = parseBitOffset(r[2], &out) else { return }
-    guard let value = ks.lookup(r[1], now: ks.now)?.value, offset >> 3 < value.count else {
+    let entry = ks.lookup(r[1], now: ks.now)
+    if entry?.collection != nil { return out.error(wrongTypeError) }
+    guard let value = entry?.value, offset >> 3 < value.count else {
         return out.integer(0)
     }
     out.integer(value[offset >> 3] & (UInt8(0x80) >> UInt8(offset & 7)) != 0 ? 1 : 0)
@@ -248,7 +257,9 @@ private func parseRangeUnit(_ bytes: [UInt8]) -> Bool? {
 }
 
 private func bitcount(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard let value = ks.lookup(r[1], now: ks.now)?.value else { return out.integer(0) }
+    guard let entry = ks.lookup(r[1], now: ks.now) else { return out.integer(0) }
+    guard entry.collection == nil else { return out.error(wrongTypeError) }
+    let value = entry.value
     var range = (first: 0, last: value.count * 8 - 1)
     if r.count == 4 || r.count == 5 {
         guard let start = parseInteger(r[2]), let end = parseInteger(r[3]) else { return out.error(notAnInteger) }
@@ -283,7 +294,9 @@ private func bitcount(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 private func bitpos(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let bit = parseInteger(r[2]) else { return out.error(notAnInteger) }
     guard bit == 0 || bit == 1 else { return out.error("ERR The bit argument must be 1 or 0.") }
-    guard let value = ks.lookup(r[1], now: ks.now)?.value else { return out.integer(bit == 1 ? -1 : 0) }
+    guard let entry = ks.lookup(r[1], now: ks.now) else { return out.integer(bit == 1 ? -1 : 0) }
+    guard entry.collection == nil else { return out.error(wrongTypeError) }
+    let value = entry.value
     guard r.count <= 6 else { return out.error("ERR syntax error") }
     var bits = false
     if r.count == 6 {
@@ -329,8 +342,12 @@ let lcsMaxCells = 16 * 1024 * 1024
 
 private func lcs(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = ks.now
-    let a = ks.lookup(r[1], now: now)?.value ?? []
-    let b = ks.lookup(r[2], now: now)?.value ?? []
+    let (first, second) = (ks.lookup(r[1], now: now), ks.lookup(r[2], now: now))
+    if first?.collection != nil || second?.collection != nil {
+        return out.error("ERR The specified keys must contain string values")
+    }
+    let a = first?.value ?? []
+    let b = second?.value ?? []
     var wantIndexes = false, wantLength = false, withMatchLength = false
     var minimum = 0
     var index = 3
@@ -465,6 +482,7 @@ private func incrbyfloat(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
     let notAFloat = "ERR value is not a valid float"
     var current: Float80 = 0
     if let entry {
+        guard entry.collection == nil else { return out.error(wrongTypeError) }
         guard let parsed = parseLongDouble(entry.value) else { return out.error(notAFloat) }
         current = parsed
     }

@@ -61,6 +61,8 @@ extension Dispatcher {
         }
         if dirty { return out.nullArray() }
         out.arrayHeader(transaction.queued.count)
+        inExec = true
+        defer { inExec = false }
         transaction.queued.forEach { request in
             execute(request, for: session, into: &out)
             return true

@@ -166,6 +166,15 @@ public struct ReplyWriter: Sendable {
         crlf()
     }
 
+    /// A double written as `text` (a sorted set's score, formatted by its
+    /// command): `,<text>` in RESP3, a bulk string in RESP2.
+    mutating func double(text: UnsafeRawBufferPointer) {
+        guard resp3 else { return bulk(text) }
+        bytes.append(UInt8(ascii: ","))
+        bytes.append(bytes: text)
+        crlf()
+    }
+
     /// A verbatim text (INFO, CLIENT LIST): `=<length>\r\ntxt:<text>` in
     /// RESP3, a bulk string in RESP2.
     public mutating func verbatim(_ text: String) {

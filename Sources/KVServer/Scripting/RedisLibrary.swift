@@ -13,6 +13,7 @@ import Glibc
 let commandsRefusedToScripts: Set<String> = [
     "hello", "auth", "client", "reset", "quit", "function", "multi", "exec", "discard", "watch", "unwatch",
     "eval", "evalsha", "eval_ro", "evalsha_ro", "script", "config", "latency",
+    "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax",
 ]
 
 /// What a read-only script may not call (Redis 7.0's `write` flag, for kvd's commands).
@@ -20,6 +21,12 @@ let writeCommands: Set<String> = [
     "rename", "renamenx", "unlink", "set", "getset", "del", "incr", "decr", "incrby", "decrby", "append", "mset",
     "expire", "pexpire", "expireat", "pexpireat", "persist", "swapdb", "move", "copy", "flushdb", "flushall",
     "setnx", "setex", "psetex", "msetnx", "getex", "getdel", "setrange", "setbit", "incrbyfloat",
+    "hset", "hmset", "hsetnx", "hdel", "hincrby", "hincrbyfloat",
+    "lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "lset", "linsert", "lrem", "ltrim", "lmove", "rpoplpush",
+    "lmpop", "blpop", "brpop", "blmove", "brpoplpush", "blmpop",
+    "sadd", "srem", "spop", "smove", "sinterstore", "sunionstore", "sdiffstore",
+    "zadd", "zrem", "zincrby", "zpopmin", "zpopmax", "zmpop", "bzpopmin", "bzpopmax", "bzmpop", "zrangestore",
+    "zremrangebyrank", "zremrangebyscore", "zremrangebylex", "zunionstore", "zinterstore", "zdiffstore",
 ]
 
 /// The engine a library function was registered with.

@@ -55,6 +55,12 @@ extension Dispatcher {
         let run = ScriptEngine.ScriptRun(
             dispatcher: self, session: client, readOnly: readOnly || (script.hasShebang && script.noWrites))
         let arguments = (3..<r.count).map { r[$0] }
+        // A script never blocks, as in Redis: a blocking pop it may call
+        // (BLMPOP, BZMPOP; the others are refused to scripts) answers an
+        // empty wait at once, as inside EXEC.
+        let wasInExec = inExec
+        inExec = true
+        defer { inExec = wasInExec }
         scripts.call(
             name, keys: Array(arguments.prefix(keyCount)), arguments: Array(arguments.dropFirst(keyCount)), run: run,
             &out)

@@ -53,6 +53,11 @@ final class Connection: @unchecked Sendable {
         case idle
         /// Submitted; nothing else is submitted until its replies arrive.
         case awaiting
+        /// The batch stopped at a blocking command that parked the client
+        /// on the core: its reply comes later (`unparked`), and nothing else
+        /// is submitted until then. If the peer closes meanwhile, the
+        /// connection closes at once, as Redis frees a blocked client.
+        case parked
     }
 
     /// How the connection ends.
@@ -92,6 +97,11 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) private var outboundBytes = 0
     /// Requests the core handed back unexecuted (its byte budget was reached).
     @exclusivity(unchecked) private var heldBatch: RequestBatch?
+    /// The parked command's reply when it came before the batch's own
+    /// replies: the core serves a client parked earlier in the same job
+    /// (another connection of this worker pushed in the same loop turn),
+    /// and that reply's post goes out before the job's results.
+    private var earlyResume: Replies?
     /// The batch being filled. On the core loop it points into the parser's
     /// buffer (no copy), is executed at once and refilled; a worker copies
     /// the arguments into it, hands it to the core and starts a new one.
@@ -149,7 +159,8 @@ final class Connection: @unchecked Sendable {
         try hop.connect(
             ClientInfo(
                 id: id, address: socketAddress(fd, peer: true), localAddress: socketAddress(fd, peer: false), fd: fd,
-                kill: { try? loop.post { self.kill() } }))
+                kill: { try? loop.post { self.kill() } },
+                resume: { replies in try? loop.post { self.unparked(replies) } }))
         try resumeReading()
     }
 
@@ -161,6 +172,7 @@ final class Connection: @unchecked Sendable {
         ending = .afterFlush
         heldBatch = nil
         stopReading(.ended)
+        if exchange == .parked { exchange = .idle }  // its reply will not be waited for
         if exchange == .idle { flush() }
     }
 
@@ -209,7 +221,10 @@ final class Connection: @unchecked Sendable {
     }
 
     private func readable() {
-        if !readAvailable() { stopReading(.ended) }
+        if !readAvailable() {
+            stopReading(.ended)
+            if exchange == .parked { return close() }
+        }
         processInput()
         if parser.bufferedCount > parser.limits.maxQueryBuffer {
             // Redis's client-query-buffer-limit: the client is closed, with
@@ -219,7 +234,7 @@ final class Connection: @unchecked Sendable {
             _ = line.withCString { write(2, $0, strlen($0)) }
             return close()
         }
-        if exchange == .awaiting || outputBackedUp || heldBatch != nil,
+        if exchange != .idle || outputBackedUp || heldBatch != nil,
             parser.bufferedCount > Connection.pauseThreshold, case .reading = input
         {
             stopReading(.paused)
@@ -294,10 +309,10 @@ final class Connection: @unchecked Sendable {
         exchange = .awaiting
         switch mode {
         case .onCore:
-            let (replies, rest) = hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
+            let (replies, rest, parked) = hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
             // Let go of the parser's buffer before it takes more bytes.
             self.batch.removeAll(releasing: Reclaimer.release)
-            receive(replies, rest: rest)
+            receive(replies, rest: rest, parked: parked)
         case .onIOLoop:
             self.batch = RequestBatch()  // the core has this one now
             worker.submit(batch, from: self)
@@ -312,13 +327,42 @@ final class Connection: @unchecked Sendable {
         flush()
     }
 
-    /// Replies for the batch in flight, and the requests the core did not run.
-    func receive(_ replies: Replies, rest: RequestBatch?) {
-        exchange = .idle
+    /// Replies for the batch in flight, and the requests the core did not
+    /// run; `parked`: the batch stopped at a blocking command, whose reply
+    /// comes later (`unparked`).
+    func receive(_ replies: Replies, rest: RequestBatch?, parked: Bool = false) {
+        let resumed = parked ? earlyResume : nil
+        earlyResume = nil
+        let parked = parked && resumed == nil
+        exchange = parked ? .parked : .idle
         guard ending != .closed else { return }  // the peer went away meanwhile
         heldBatch = rest
-        if ending != .aborted { queue(replies) }
+        if ending != .aborted {
+            queue(replies)
+            if let resumed { queue(resumed) }  // the parked command's reply, which came first
+        }
         guard ending != .closed else { return }  // over the output limit
+        flush()
+        guard ending != .closed, !parked else {
+            // The peer's EOF came while the batch was out: a parked client
+            // that is gone is closed, its replies so far written.
+            if parked, ending != .closed, case .ended = input { close() }
+            return
+        }
+        continueAfterOutput()
+    }
+
+    /// The reply of the parked blocking command: the connection goes on
+    /// with the requests after it.
+    func unparked(_ replies: Replies) {
+        guard ending != .closed else { return }
+        guard exchange == .parked else {
+            if exchange == .awaiting { earlyResume = replies }  // the batch's own replies are on their way
+            return
+        }
+        exchange = .idle
+        queue(replies)
+        guard ending != .closed else { return }
         flush()
         guard ending != .closed else { return }
         continueAfterOutput()
@@ -468,6 +512,7 @@ final class Connection: @unchecked Sendable {
     /// client): the stop then waits only for clients that read.
     func drain() {
         guard ending != .closed else { return }
+        if exchange == .parked { return close() }  // Redis does not wait for a blocked client either
         if input != .ended { _ = readAvailable(everything: true) }
         stopReading(.ended)
         processInput()

@@ -23,21 +23,26 @@ public struct CoreHop: Sendable {
         let dispatcher = Dispatcher(password: password, serverInfo: serverInfo)
         self.counters = dispatcher.stats.counters
         self.dispatcher = LoopBound(dispatcher, on: loop)
+        // Posted first, so it is set before any batch runs (the mailbox keeps order).
+        let bound = self.dispatcher
+        try? bound.post { $0.owner = bound }
     }
 
     /// Any thread: executes the batches of several clients (one worker
     /// turn's) on the core in one job, in order, then calls `deliver` on
     /// `replyLoop` with each one's replies and unrun requests, in the same
     /// order, in one post: one hop each way per turn, not per connection.
+    /// `parked`: the client's batch stopped at a blocking command, whose
+    /// reply comes later through its `ClientInfo.resume`.
     /// - Throws: ``EventLoopError/shutDown`` when the core has stopped.
     public func submit(
         _ batches: [(client: Int, batch: RequestBatch)], replyOn replyLoop: EventLoop,
-        _ deliver: @escaping @Sendable ([(replies: Replies, rest: RequestBatch?)]) -> Void
+        _ deliver: @escaping @Sendable ([(replies: Replies, rest: RequestBatch?, parked: Bool)]) -> Void
     ) throws {
         try dispatcher.post { dispatcher in
-            let results = batches.map { entry -> (replies: Replies, rest: RequestBatch?) in
+            let results = batches.map { entry -> (replies: Replies, rest: RequestBatch?, parked: Bool) in
                 let (replies, rest) = dispatcher.execute(entry.batch, client: entry.client)
-                return (replies, rest)
+                return (replies, rest, dispatcher.isParked(client: entry.client))
             }
             try? replyLoop.post { deliver(results) }
         }
@@ -50,8 +55,11 @@ public struct CoreHop: Sendable {
     /// ``Dispatcher/execute(_:client:replyBuffer:)``).
     public func executeHere(
         _ batch: RequestBatch, from client: Int, replyBuffer: inout [UInt8]
-    ) -> (Replies, rest: RequestBatch?) {
-        dispatcher.withValue { $0.execute(batch, client: client, replyBuffer: &replyBuffer) }
+    ) -> (Replies, rest: RequestBatch?, parked: Bool) {
+        dispatcher.withValue { dispatcher in
+            let (replies, rest) = dispatcher.execute(batch, client: client, replyBuffer: &replyBuffer)
+            return (replies, rest, dispatcher.isParked(client: client))
+        }
     }
 
     /// Any thread: starts active expiry over the dispatcher's databases, on

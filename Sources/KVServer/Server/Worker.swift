@@ -157,7 +157,7 @@ final class Worker: @unchecked Sendable {
         do {
             try server.hop.submit(sending.map { ($0.connection.id, $0.batch) }, replyOn: loop) { results in
                 for (entry, result) in zip(sending, results) {
-                    entry.connection.receive(result.replies, rest: result.rest)
+                    entry.connection.receive(result.replies, rest: result.rest, parked: result.parked)
                 }
             }
         } catch {

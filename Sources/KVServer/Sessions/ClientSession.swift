@@ -19,16 +19,21 @@ public struct ClientInfo: Sendable {
     /// Closes the connection, on its worker, once what is queued for it is
     /// written (CLIENT KILL).
     public let kill: @Sendable () -> Void
+    /// Delivers the reply of a parked blocking command, on the connection's
+    /// worker, after which it goes on with its requests (called on the core).
+    public let resume: @Sendable (Replies) -> Void
 
     /// A connection's facts.
     public init(
-        id: Int, address: String, localAddress: String, fd: Int32, kill: @escaping @Sendable () -> Void
+        id: Int, address: String, localAddress: String, fd: Int32, kill: @escaping @Sendable () -> Void,
+        resume: @escaping @Sendable (Replies) -> Void = { _ in }
     ) {
         self.id = id
         self.address = address
         self.localAddress = localAddress
         self.fd = fd
         self.kill = kill
+        self.resume = resume
     }
 }
 

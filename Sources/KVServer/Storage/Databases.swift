@@ -10,6 +10,8 @@ final class Databases: RandomAccessCollection {
     static let selectable = 16
     /// The time each command runs at, shared by every database.
     let clock = CommandClock()
+    /// The encoding thresholds CONFIG SET changes, shared by every database.
+    let limits = EncodingLimits()
     /// The databases, by index.
     private let keyspaces: [Keyspace]
     /// When active expiry runs next, and whether it runs at all.
@@ -19,7 +21,7 @@ final class Databases: RandomAccessCollection {
 
     /// Empty databases.
     init() {
-        keyspaces = (0..<Databases.selectable).map { [clock] _ in Keyspace(clock: clock) }
+        keyspaces = (0..<Databases.selectable).map { [clock, limits] _ in Keyspace(clock: clock, limits: limits) }
     }
 
     var startIndex: Int { 0 }

@@ -82,7 +82,10 @@ enum Key: Hashable, @unchecked Sendable {
 public final class Keyspace {
     /// One value and its expiry.
     struct Entry {
+        /// A string's bytes (empty when the key holds a collection).
         var value: [UInt8]
+        /// The hash, list or set the key holds; nil for a string.
+        var collection: Collection?
         /// Unix milliseconds at which the key expires, if it does.
         var expiresAt: Int64?
         /// Handle in `expiry` (-1 when the key has no expiry).
@@ -113,12 +116,17 @@ public final class Keyspace {
 
     /// The time commands run at (shared by a dispatcher's databases).
     let clock: CommandClock
+    /// The encoding thresholds (shared by a dispatcher's databases).
+    let limits: EncodingLimits
 
     /// An empty keyspace.
-    public convenience init() { self.init(clock: CommandClock()) }
+    public convenience init() { self.init(clock: CommandClock(), limits: EncodingLimits()) }
 
     /// An empty keyspace whose commands run at `clock`'s time.
-    init(clock: CommandClock) { self.clock = clock }
+    init(clock: CommandClock, limits: EncodingLimits) {
+        self.clock = clock
+        self.limits = limits
+    }
 
     /// The current command's time, in Unix milliseconds.
     var now: Int64 { clock.now }
@@ -188,6 +196,7 @@ public final class Keyspace {
             // The common case: one hash lookup, the entry changed in place.
             if !watchers.isEmpty { touch(entries.keys[index]) }
             Reclaimer.release(&entries.values[index].value)  // a large old value: freed elsewhere
+            if entries.values[index].collection != nil { Reclaimer.release(&entries.values[index].collection) }
             fill(&entries.values[index].value)
             entries.values[index].expiresAt = expiresAt
             reindex(at: index, deadline: expiresAt)
@@ -200,7 +209,8 @@ public final class Keyspace {
             // Queued first, so that the entry is stored with its handle: one
             // hash of the new key, not two.
             let handle = expiresAt.map { expiry.insert(bytes, deadline: $0) } ?? -1
-            entries[stored] = Entry(value: value, expiresAt: expiresAt, expiryIndex: handle, slot: slots.count)
+            entries[stored] = Entry(
+                value: value, collection: nil, expiresAt: expiresAt, expiryIndex: handle, slot: slots.count)
             longestKey = max(longestKey, bytes.count)
             slots.append(bytes)
         }
@@ -291,16 +301,21 @@ public final class Keyspace {
     func modify<Result>(
         _ key: UnsafeRawBufferPointer, now: Int64, _ body: (inout [UInt8]) -> Result
     ) -> Result? {
-        update(key, now: now) { (body(&$0), changed: true) }
+        // Its callers looked the key up and answered WRONGTYPE already.
+        update(key, now: now, ifCollection: { preconditionFailure("Keyspace.modify: the key holds a collection") }) {
+            (body(&$0), changed: true)
+        }
     }
 
     /// Like `modify`, but `body` says whether it changed the value: only
     /// then do the clients that WATCH the key see a change (an INCR that
     /// fails changes nothing, as in Redis).
     func update<Result>(
-        _ key: UnsafeRawBufferPointer, now: Int64, _ body: (inout [UInt8]) -> (Result, changed: Bool)
+        _ key: UnsafeRawBufferPointer, now: Int64, ifCollection: () -> Result,
+        _ body: (inout [UInt8]) -> (Result, changed: Bool)
     ) -> Result? {
         guard let index = liveIndex(key, now: now) else { return nil }
+        guard entries.values[index].collection == nil else { return ifCollection() }
         let (result, changed) = body(&entries.values[index].value)
         if changed && !watchers.isEmpty { touch(entries.keys[index]) }
         return result
@@ -313,6 +328,70 @@ public final class Keyspace {
             value.append(contentsOf: suffix)
             return value.count
         }
+    }
+
+    /// Stores `collection` under `key` with `expiresAt` (nil: no expiry),
+    /// replacing whatever was there; a list or a sorted set stored where a
+    /// client is blocked on the key makes the key ready (Redis's dbAdd).
+    func store(_ key: UnsafeRawBufferPointer, _ collection: Collection, expiresAt: Int64? = nil) {
+        set(key, expiresAt: expiresAt) { $0 = [] }
+        entries[.probe(key)]?.collection = collection
+        signalReady(key)
+    }
+
+    /// Stores `collection` under `key` (see the other `store`).
+    func store(_ key: [UInt8], _ collection: Collection, expiresAt: Int64? = nil) {
+        key.withUnsafeBytes { store($0, collection, expiresAt: expiresAt) }
+    }
+
+    /// Stores `entry`'s value (a string or a collection) and expiry under
+    /// `key` (RENAME, MOVE; COPY with `copying`, which copies a collection).
+    func put(_ key: [UInt8], _ entry: Entry, copying: Bool = false) {
+        if let collection = entry.collection {
+            store(key, copying ? collection.copy() : collection, expiresAt: entry.expiresAt)
+        } else {
+            set(key, entry.value, expiresAt: entry.expiresAt)
+        }
+    }
+
+    /// The clients that WATCH `key` see a change (a collection changed in place).
+    func changed(_ key: UnsafeRawBufferPointer) {
+        guard !watchers.isEmpty else { return }
+        touch(.probe(key))
+    }
+
+    // MARK: - Keys blocked on (BLPOP and friends)
+
+    /// How many parked clients wait on each key of this database; empty
+    /// almost always, so a push checks one `isEmpty`.
+    @exclusivity(unchecked) private var blockedOn: [Key: Int] = [:]
+    /// Keys that got elements while somebody waited on them, in order,
+    /// each once, until the dispatcher serves them (`takeReadyKeys`).
+    @exclusivity(unchecked) private(set) var readyKeys: [[UInt8]] = []
+
+    /// A client parks on `key` (or leaves it: `by: -1`).
+    func block(on key: [UInt8], by change: Int) {
+        let count = blockedOn[.stored(key), default: 0] + change
+        blockedOn[.stored(key)] = count > 0 ? count : nil
+    }
+
+    /// `key` may hold what a parked client waits for (a push, a new list).
+    func signalReady(_ key: UnsafeRawBufferPointer) {
+        guard !blockedOn.isEmpty, blockedOn[.probe(key)] != nil else { return }
+        guard !readyKeys.contains(where: { $0.withUnsafeBytes { $0.elementsEqual(key) } }) else { return }
+        readyKeys.append(Array(key))
+    }
+
+    /// The ready keys, in the order they became ready; the list empties.
+    func takeReadyKeys() -> [[UInt8]] {
+        defer { readyKeys = [] }
+        return readyKeys
+    }
+
+    /// Every key somebody waits on that holds something now (SWAPDB
+    /// brings new keys in at once, as Redis's scanDatabaseForReadyKeys).
+    func signalEveryBlockedKey() {
+        for key in blockedOn.keys where entries[key] != nil { key.withBytes { signalReady($0) } }
     }
 
     /// The live keys for which `matches` is true.
@@ -340,6 +419,13 @@ public final class Keyspace {
     func scan(
         cursor: Int, count: Int, now: Int64, where matches: ([UInt8]) -> Bool
     ) -> (next: Int, keys: [[UInt8]]) {
+        scan(cursor: cursor, count: count, now: now) { key, _ in matches(key) }
+    }
+
+    /// SCAN with the entry at hand (SCAN ... TYPE).
+    func scan(
+        cursor: Int, count: Int, now: Int64, where matches: ([UInt8], Entry) -> Bool
+    ) -> (next: Int, keys: [[UInt8]]) {
         var position = cursor == 0 ? slots.count : min(cursor, slots.count)
         var found: [[UInt8]] = []
         var looked = 0
@@ -347,7 +433,7 @@ public final class Keyspace {
             position -= 1
             looked += 1
             let key = slots[position]
-            if let entry = entries[.stored(key)], entry.expiresAt.map({ $0 > now }) ?? true, matches(key) {
+            if let entry = entries[.stored(key)], entry.expiresAt.map({ $0 > now }) ?? true, matches(key, entry) {
                 found.append(key)
             }
         }
@@ -358,6 +444,9 @@ public final class Keyspace {
     func removeAll() {
         if !watchers.isEmpty {
             for key in watchers.keys where entries[key] != nil { touch(key) }
+        }
+        for index in entries.values.indices where entries.values[index].collection != nil {
+            Reclaimer.release(&entries.values[index].collection)
         }
         entries.removeAll()
         expiry.removeAll()
@@ -405,6 +494,7 @@ public final class Keyspace {
     private func delete(at index: Dictionary<Key, Entry>.Index) {
         var (key, entry) = entries.remove(at: index)
         Reclaimer.release(&entry.value)
+        if entry.collection != nil { Reclaimer.release(&entry.collection) }
         touch(key)
         if entry.expiryIndex >= 0 { forget(expiryHandle: entry.expiryIndex) }
         let last = slots.removeLast()

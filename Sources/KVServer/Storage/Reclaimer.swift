@@ -25,7 +25,7 @@ enum Reclaimer {
     /// thread (the size of a large bulk: `RESPLimits.largeBulk`'s default).
     static let threshold = 1 << 20
 
-    private static let loop: EventLoop? = {
+    fileprivate static let loop: EventLoop? = {
         let loop = try? EventLoop.spawn(name: "kvd-reclaim", latencyStats: false)
         try? loop?.postAndWait {
             var parameters = sched_param(sched_priority: 0)
@@ -42,7 +42,7 @@ enum Reclaimer {
     /// `lazyfreed_objects`, which counts objects freed, and does not take
     /// its name.
     static var reclaimed: Int { reclaimedCount.load(ordering: .relaxed) }
-    private static let reclaimedCount = Atomic<Int>(0)
+    fileprivate static let reclaimedCount = Atomic<Int>(0)
 
     /// Takes `bytes`, leaving it empty, and has the reclaiming thread free
     /// it when its capacity is at least `threshold`; leaves a smaller one
@@ -56,4 +56,34 @@ enum Reclaimer {
             reclaimedCount.add(1, ordering: .relaxed)
         }
     }
+}
+
+extension Reclaimer {
+    /// Collections with at least this many elements are freed on the
+    /// reclaiming thread: freeing one costs a free per element (10M list
+    /// items, a second or more on the core).
+    static let collectionThreshold = 4096
+
+    /// Takes `collection`, leaving nil, and has the reclaiming thread free
+    /// it when it has at least `collectionThreshold` elements.
+    static func release(_ collection: inout Collection?) {
+        guard let taken = collection else { return }
+        collection = nil
+        guard taken.count >= collectionThreshold, let loop else { return }
+        let doomed = DoomedCollection(collection: taken)
+        try? loop.post {
+            withExtendedLifetime(doomed) {}
+            reclaimedCount.add(1, ordering: .relaxed)
+        }
+    }
+}
+
+/// A collection on its way to be freed.
+/// `@unchecked Sendable`: the keyspace let go of it, so nothing reads or
+/// changes it any more but a command that still holds it on the core for
+/// the rest of its run; the reclaiming thread only drops its reference
+/// (reference counts are atomic), and whichever thread drops the last one
+/// frees it.
+private struct DoomedCollection: @unchecked Sendable {
+    let collection: Collection
 }

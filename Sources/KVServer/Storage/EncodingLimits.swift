@@ -1,0 +1,25 @@
+// EncodingLimits.swift: Redis's thresholds between a collection's small
+// and large encodings (hash-max-listpack-entries and -value,
+// set-max-intset-entries), which CONFIG SET changes at run time. kvd's
+// collections have one layout whatever their size (Storage/Types/), so
+// these decide only what OBJECT ENCODING reports, and with it the order a
+// small hash or set keeps (insertion order, numeric order), as Redis's
+// conversions do. Shared by a dispatcher's databases, on the core loop
+// only, like the clock.
+
+/// The encoding thresholds, with Redis 7.0's defaults.
+final class EncodingLimits {
+    /// hash-max-listpack-entries (alias hash-max-ziplist-entries).
+    var hashEntries = 128
+    /// hash-max-listpack-value (alias hash-max-ziplist-value).
+    var hashValue = 64
+    /// set-max-intset-entries.
+    var intsetEntries = 512
+    /// list-max-listpack-size and list-compress-depth: kept for CONFIG GET
+    /// (Redis 7.0 encodes every list as a quicklist whatever they are).
+    var listpackSize = -2
+    var compressDepth = 0
+    /// zset-max-listpack-entries and -value, for CONFIG GET (no sorted sets yet).
+    var zsetEntries = 128
+    var zsetValue = 64
+}

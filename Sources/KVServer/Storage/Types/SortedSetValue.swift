@@ -1,0 +1,79 @@
+// SortedSetValue.swift: a sorted set: each member's score by member (a
+// hash table, O(1) ZSCORE with the request's bytes in place) and the
+// members in score order (SkipList: O(log n) ranks and range starts), as
+// Redis's zset pairs a dict with a zskiplist.
+//
+// `isCompact` says what Redis 7.0 would call the encoding: a listpack while
+// the set has at most 128 members and none longer than 64 bytes
+// (zset-max-listpack-entries and -value: EncodingLimits), a skiplist after;
+// like Redis it never goes back. The order is the same either way.
+
+/// A sorted-set value. Core loop only, like the keyspace that holds it.
+final class SortedSetValue {
+    private var scores: [Key: Double] = [:]
+    let order = SkipList()
+    private(set) var isCompact = true
+
+    init() {}
+
+    var count: Int { order.count }
+
+    func score(of member: UnsafeRawBufferPointer) -> Double? { scores[.probe(member)] }
+
+    func score(of member: [UInt8]) -> Double? { member.withUnsafeBytes { scores[.probe($0)] } }
+
+    /// Sets `member`'s score; true when the member is new.
+    @discardableResult
+    func set(_ member: [UInt8], _ score: Double, _ limits: EncodingLimits) -> Bool {
+        if let old = self.score(of: member) {
+            guard old != score else { return false }
+            order.remove(old, member)
+            order.insert(score, member)
+            scores[.stored(member)] = score
+            return false
+        }
+        if isCompact && (order.count >= limits.zsetEntries || member.count > limits.zsetValue) { isCompact = false }
+        scores[.stored(member)] = score
+        order.insert(score, member)
+        return true
+    }
+
+    /// Removes `member`; true when it was there.
+    @discardableResult
+    func remove(_ member: [UInt8]) -> Bool {
+        guard let score = self.score(of: member) else { return false }
+        scores[.stored(member)] = nil
+        order.remove(score, member)
+        return true
+    }
+
+    /// The 0-based rank of `member` from the lowest, if present.
+    func rank(of member: [UInt8]) -> Int? {
+        score(of: member).map { order.rank($0, member) - 1 }
+    }
+
+    /// The (member, score) pairs at 0-based ranks `range`, lowest first
+    /// (`reverse`: ranks counted from the highest, highest first).
+    func elements(ranks range: ClosedRange<Int>, reverse: Bool) -> [(member: [UInt8], score: Double)] {
+        var result: [(member: [UInt8], score: Double)] = []
+        result.reserveCapacity(range.count)
+        var node = order.node(atRank: reverse ? count - range.lowerBound : range.lowerBound + 1)
+        while let current = node, result.count < range.count {
+            result.append((current.member, current.score))
+            node = reverse ? current.backward : current.forward[0]
+        }
+        return result
+    }
+
+    func copy() -> SortedSetValue {
+        let copy = SortedSetValue()
+        copy.isCompact = isCompact
+        var node = order.first
+        while let current = node {
+            copy.scores[.stored(current.member)] = current.score
+            copy.order.insert(current.score, current.member)
+            node = current.forward[0]
+        }
+        return copy
+    }
+}

@@ -1,0 +1,180 @@
+// CollectionTypesTests.swift: the value types behind hashes, lists and
+// sets (Storage/Types/) and the parked clients' deadline heap: their
+// orders, their encodings' conversions and their ring buffer, checked
+// against plain arrays.
+import Testing
+
+@testable import KVServer
+
+@Suite struct CollectionTypesTests {
+    let limits = EncodingLimits()
+
+    @Test func listRingMatchesAnArrayThroughPushesAndPopsAtBothEnds() {
+        let list = ListValue()
+        var model: [[UInt8]] = []
+        var generator = SystemRandomNumberGenerator()
+        var mismatches = 0  // one #expect at the end: an expectation per step is slow in debug builds
+        for step in 0..<3_000 {
+            let element = Array(String(step).utf8)
+            switch Int.random(in: 0..<6, using: &generator) {
+            case 0:
+                list.pushFront(element)
+                model.insert(element, at: 0)
+            case 1, 2:
+                list.pushBack(element)
+                model.append(element)
+            case 3:
+                if list.popFront() != (model.isEmpty ? nil : model.removeFirst()) { mismatches += 1 }
+            case 4:
+                if list.popBack() != model.popLast() { mismatches += 1 }
+            default:
+                if !model.isEmpty {
+                    let index = Int.random(in: 0..<model.count, using: &generator)
+                    if list[index] != model[index] { mismatches += 1 }
+                }
+            }
+            if list.count != model.count { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+        #expect((0..<list.count).map { list[$0] } == model)
+    }
+
+    @Test func listInsertRemoveKeepAndRemoveAllKeepTheOrder() {
+        let list = ListValue()
+        for element in ["a", "b", "a", "c", "a"] { list.pushBack(Array(element.utf8)) }
+        list.insert(Array("x".utf8), at: 1)
+        list.remove(at: 0)
+        #expect(strings(list) == ["x", "b", "a", "c", "a"])
+        #expect(list.removeAll(limit: 1, fromBack: true) { $0 == Array("a".utf8) } == 1)
+        #expect(strings(list) == ["x", "b", "a", "c"])
+        list.keep(1..<3)
+        #expect(strings(list) == ["b", "a"])
+        #expect(list.removeAll(limit: 0, fromBack: false) { _ in true } == 2)
+        #expect(list.isEmpty)
+    }
+
+    @Test func aDrainedListGivesItsRingBack() {
+        let list = ListValue()
+        for step in 0..<10_000 { list.pushBack(Array(String(step).utf8)) }
+        for _ in 0..<9_990 { _ = list.popFront() }
+        #expect(list.count == 10)
+        #expect(list[0] == Array("9990".utf8))
+        let copy = list.copy()
+        _ = list.popBack()
+        #expect(copy.count == 10)
+    }
+
+    @Test func aSmallHashKeepsInsertionOrderAndConvertsLikeRedis() {
+        let hash = HashValue()
+        #expect(hash.set(Array("b".utf8), Array("1".utf8), limits))
+        #expect(hash.set(Array("a".utf8), Array("2".utf8), limits))
+        #expect(hash.set(Array("c".utf8), Array("3".utf8), limits))
+        #expect(!hash.set(Array("b".utf8), Array("4".utf8), limits))
+        Array("b".utf8).withUnsafeBytes { _ = hash.remove($0) }
+        #expect((0..<hash.count).map { String(decoding: hash.entry(at: $0).field, as: UTF8.self) } == ["a", "c"])
+        #expect(hash.isCompact)
+        hash.set(Array("long".utf8), [UInt8](repeating: 65, count: 65), limits)
+        #expect(!hash.isCompact)
+        let many = HashValue()
+        for field in 0..<limits.hashEntries { many.set(Array(String(field).utf8), [], limits) }
+        #expect(many.isCompact)
+        many.set(Array("one more".utf8), [], limits)
+        #expect(!many.isCompact)
+        #expect(Array("127".utf8).withUnsafeBytes { many.value(of: $0) } == [])
+    }
+
+    @Test func anIntsetStaysSortedUntilAMemberIsNotAnInteger() {
+        let set = SetValue()
+        for member in ["10", "-5", "3", "3", "0"] { set.add(Array(member.utf8), limits) }
+        #expect((0..<set.count).map { String(decoding: set[$0], as: UTF8.self) } == ["-5", "0", "3", "10"])
+        #expect(set.isIntset)
+        set.add(Array("007".utf8), limits)  // not as Redis writes an integer
+        #expect(!set.isIntset)
+        #expect(set.count == 5)
+        let big = SetValue()
+        for member in 0...limits.intsetEntries { big.add(Array(String(member).utf8), limits) }
+        #expect(!big.isIntset)
+        #expect(big.contains(Array("512".utf8)))
+    }
+
+    @Test func aLargeTableRemovesByMovingTheLastMember() {
+        var table = MemberTable()
+        table.keepsOrder = false
+        for member in ["a", "b", "c", "d"] { table.append(Array(member.utf8)) }
+        table.remove(at: 1)
+        #expect(table.members.map { String(decoding: $0, as: UTF8.self) } == ["a", "d", "c"])
+        #expect(table.position(of: Array("d".utf8)) == 1)
+        #expect(table.position(of: Array("b".utf8)) == nil)
+    }
+
+    @Test func skipListRanksAndOrderMatchASortedArray() {
+        let list = SkipList()
+        var model: [(score: Double, member: [UInt8])] = []
+        var generator = SystemRandomNumberGenerator()
+        var mismatches = 0  // one #expect at the end: an expectation per step is slow in debug builds
+        for step in 0..<2_000 {
+            let member = Array("m\(Int.random(in: 0..<300, using: &generator))".utf8)
+            let existing = model.firstIndex { $0.member == member }
+            if let existing, step % 3 == 0 {
+                if !list.remove(model[existing].score, member) { mismatches += 1 }
+                model.remove(at: existing)
+            } else if existing == nil {
+                let score = Double(Int.random(in: 0..<20, using: &generator))  // many ties: member order decides
+                list.insert(score, member)
+                model.append((score, member))
+                model.sort { SkipList.precedes($0.score, $0.member, $1.score, $1.member) }
+            }
+        }
+        for (index, element) in model.enumerated() {
+            if list.rank(element.score, element.member) != index + 1 { mismatches += 1 }
+            if list.node(atRank: index + 1)?.member != element.member { mismatches += 1 }
+        }
+        var backwards: [[UInt8]] = []
+        var node = list.tail
+        while let current = node {
+            backwards.append(current.member)
+            node = current.backward
+        }
+        #expect(mismatches == 0)
+        #expect(list.count == model.count)
+        #expect(backwards == model.reversed().map(\.member))
+        #expect(list.first(notBelow: { $0.score < 10 })?.member == model.first { $0.score >= 10 }?.member)
+        #expect(list.last(notAbove: { $0.score > 10 })?.member == model.last { $0.score <= 10 }?.member)
+    }
+
+    @Test func aSortedSetUpdatesScoresAndAnswersRanksBothWays() {
+        let sortedSet = SortedSetValue()
+        for (member, score) in [("a", 3.0), ("b", 1.0), ("c", 2.0)] { sortedSet.set(Array(member.utf8), score, limits) }
+        #expect(!sortedSet.set(Array("a".utf8), 0.5, limits))
+        #expect(sortedSet.rank(of: Array("a".utf8)) == 0)
+        #expect(sortedSet.elements(ranks: 0...1, reverse: true).map(\.score) == [2.0, 1.0])
+        #expect(sortedSet.remove(Array("c".utf8)))
+        #expect(sortedSet.count == 2)
+        #expect(sortedSet.copy().elements(ranks: 0...1, reverse: false).map(\.score) == [0.5, 1.0])
+    }
+
+    @Test func aLargeCollectionIsFreedOnTheReclaimingThread() {
+        let keyspace = Keyspace()
+        let set = SetValue()
+        for member in 0..<Reclaimer.collectionThreshold { set.add(Array(String(member).utf8), keyspace.limits) }
+        keyspace.store(Array("big".utf8), .set(set))
+        let before = Reclaimer.reclaimed
+        keyspace.remove(Array("big".utf8))
+        #expect(eventually { Reclaimer.reclaimed > before })
+    }
+
+    @Test func deadlinesComeOutEarliestFirst() {
+        var heap = DeadlineHeap()
+        let deadlines = (0..<500).map { _ in Int64.random(in: 0..<1_000) }
+        for (client, deadline) in deadlines.enumerated() {
+            heap.insert(.init(deadline: deadline, client: client, serial: client))
+        }
+        var out: [Int64] = []
+        while let first = heap.removeFirst() { out.append(first.deadline) }
+        #expect(out == deadlines.sorted())
+    }
+
+    private func strings(_ list: ListValue) -> [String] {
+        (0..<list.count).map { String(decoding: list[$0], as: UTF8.self) }
+    }
+}
