@@ -6,15 +6,18 @@
 
 enum PasswordCheck {
     /// True when `given` equals `expected`. The work depends only on
-    /// `given`'s length (the client's own): every byte is compared, against
-    /// `expected` cycled, and the lengths' difference is folded in, so
-    /// neither the position of the first difference nor `expected`'s
-    /// contents change the time taken.
-    static func matches(_ given: [UInt8], _ expected: [UInt8]) -> Bool {
+    /// `given`'s length (the client's own): every byte of it is read and
+    /// compared, against `expected` cycled, and the lengths' difference is
+    /// folded in, so neither the position of the first difference nor
+    /// `expected`'s contents change the time taken. (Generic so that a test
+    /// can count the reads.)
+    static func matches<Given: RandomAccessCollection<UInt8>, Expected: RandomAccessCollection<UInt8>>(
+        _ given: Given, _ expected: Expected
+    ) -> Bool where Given.Index == Int, Expected.Index == Int {
         var difference = UInt(bitPattern: given.count ^ expected.count)
         guard !expected.isEmpty else { return given.isEmpty }
-        for index in given.indices {
-            difference |= UInt(given[index] ^ expected[index % expected.count])
+        for index in 0..<given.count {
+            difference |= UInt(given[given.startIndex + index] ^ expected[expected.startIndex + index % expected.count])
         }
         return difference == 0
     }
