@@ -361,5 +361,7 @@ case "mainactor-invocable": mainActorInvocableScenario()
 case "systemd": systemdScenario()
 case "signal-storm": signalStormScenario()
 case "fd-limits": fdLimitsScenario()
+case "fork-with-live-loops": forkWithLiveLoopsScenario()
+case "fork-then-return-into-loop": forkThenReturnIntoLoopScenario()
 default: fail("usage: mainloop-test-helper <scenario>")
 }

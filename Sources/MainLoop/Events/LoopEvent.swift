@@ -103,11 +103,16 @@ final class LoopEvent: @unchecked Sendable, Hashable {
             body(IOEvents(libeventFlags: what))
         }
         monitor?.end()
+        if loop.leftBehindByFork { LoopCore.returnedAfterFork() }
         if oneShot { cancel() }
     }
 
     /// Ends the event (see the cancellation rule at the top of this file). Idempotent.
     func cancel() {
+        // In a child of fork(), a parent's event is left alone: freeing it
+        // would take libevent's lock (which a vanished thread may hold) and
+        // remove the parent's fd from the epoll set both processes share.
+        if loop.leftBehindByFork { return }
         let ended = lock.withLock { () -> OpaquePointer? in
             defer { event = nil }
             return event

@@ -91,6 +91,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var ownerThread: UInt = 0
     // Guarded by `stateLock`.
     private var errorHandlerStorage: (@Sendable (LoopErrorReport) -> Void)?
+    // Written once, by the child handler of a fork() (while the child has a
+    // single thread), and never in the process that made the loop: the
+    // loop belongs to the parent process (Support/ForkHandling.swift).
+    nonisolated(unsafe) private(set) var leftBehindByFork = false
     // Guarded by `stateLock`: what the deprecated `invocationErrorHandler`
     // was last set to (PerformSelector/ gives it its type).
     private var legacyInvocationHandler: (@Sendable (EventLoop, AnyObject, any Error) -> Void)?
@@ -132,6 +136,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         self.setup = .success(core)
         self.mailbox = core.mailbox
         executor.attach(to: self)
+        ForkHandling.register(self)
     }
 
     private init(mainLoop: ()) {
@@ -148,6 +153,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             self.mailbox = Mailbox(refusing: error)
         }
         executor.attach(to: self)
+        ForkHandling.register(self)
     }
 
     /// Bounds ``EventLoop/main``'s mailbox, and turns its latency figures
@@ -240,7 +246,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             throw EventLoopError.alreadyRunning
         case .stopped:
             stateLock.unlock()
-            throw EventLoopError.shutDown
+            throw leftBehindByFork ? EventLoopError.forked : EventLoopError.shutDown
         }
 
         CrashReport.installed
@@ -420,6 +426,20 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         await termination.wait()
     }
 
+    /// Child of fork() only (Support/ForkHandling.swift): this loop was made
+    /// by the parent process. Its locks are made anew, it is stopped with
+    /// nothing run, released or cancelled (all of that is the parent's),
+    /// and every later call is refused with ``EventLoopError/forked``.
+    func leaveBehindInForkedChild() {
+        leftBehindByFork = true
+        stateLock.remakeInForkedChild()
+        namedExecutorsLock.remakeInForkedChild()
+        lifecycle = .stopped
+        mailbox.closeInForkedChild()
+        if case .success(let core) = setup { core.leaveBehindInForkedChild() }
+        termination.openInForkedChild()
+    }
+
     /// Loop thread, after the final drain: the terminal transition.
     private func finishStopping() {
         stateLock.lock()
@@ -457,7 +477,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         defer { stateLock.unlock() }
         switch lifecycle {
         case .idle, .running: registrations[ObjectIdentifier(registration)] = registration
-        case .stopping, .stopped: throw .shutDown
+        case .stopping, .stopped: throw leftBehindByFork ? .forked : .shutDown
         }
     }
 

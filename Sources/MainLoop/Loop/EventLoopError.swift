@@ -31,6 +31,11 @@ public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible 
     case invalidArgument(String)
     /// A system call failed: `call` names it, `errno` says why.
     case system(call: String, errno: Int32)
+    /// The loop was made by the parent of this process, which has since
+    /// called `fork()`: its thread did not survive the fork, so it accepts
+    /// nothing here. A child process makes loops of its own (see
+    /// <doc:Guarantees#Processes-that-fork>).
+    case forked
 
     public var description: String {
         switch self {
@@ -48,6 +53,9 @@ public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible 
         case .noCurrentLoop: return "the calling thread is not running an event loop"
         case .full: return "the event loop's mailbox is full; the work was not accepted"
         case .invalidArgument(let what): return "invalid argument: \(what)"
+        case .forked:
+            return
+                "the event loop belongs to the parent process: this process was forked after the loop was made, and the loop's thread does not exist here; make a new loop in the child"
         case .system(let call, let code):
             return "\(call) failed: \(String(cString: strerror(code))) (errno \(code))"
         }

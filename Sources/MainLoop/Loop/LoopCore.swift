@@ -146,7 +146,10 @@ final class LoopCore: @unchecked Sendable {
         var index = 0
         while true {
             let attention = mailbox.attention
-            if attention & Mailbox.Attention.urgent != 0 { urgentRan += runUrgent() }
+            if attention & ~Mailbox.Attention.watching != 0 {
+                if attention & Mailbox.Attention.leftBehind != 0 { LoopCore.returnedAfterFork() }
+                urgentRan += runUrgent()
+            }
             guard index < batch.count else { break }
             runJob(index, of: batch, &samples, watched: attention & Mailbox.Attention.watching != 0)
             index += 1
@@ -154,6 +157,24 @@ final class LoopCore: @unchecked Sendable {
         batch.reset()
         monitor.end()
         return urgentRan
+    }
+
+    /// A job, timer or watcher handler called fork() on the loop's thread,
+    /// and the child returned from it into the loop. The rest of the batch
+    /// (and the I/O, shared with the parent through one epoll set) is the
+    /// parent's: running it twice would repeat its effects and steal the
+    /// parent's events. The child must `_exit` or `exec` first.
+    static func returnedAfterFork() -> Never {
+        fatalError(
+            "MainLoop: a child of fork() returned into its parent's event loop; a child forked from a loop's thread must call _exit or exec before returning from the job that forked"
+        )
+    }
+
+    /// Child of fork() only, for a loop left behind in the parent: its
+    /// locks are made anew (the threads that held them did not survive).
+    func leaveBehindInForkedChild() {
+        activityLock.remakeInForkedChild()
+        monitor.recorder?.remakeLockInForkedChild()
     }
 
     /// Loop thread: runs every urgent job queued now, FIFO; returns how many.

@@ -25,6 +25,15 @@ final class Termination: @unchecked Sendable {
         for continuation in waiting { continuation.resume() }
     }
 
+    /// Child of fork() only, for a loop left behind in the parent: opens
+    /// the latch without waking anybody (its waiters were the parent's
+    /// threads and tasks, and did not survive the fork).
+    func openInForkedChild() {
+        parker.remakeInForkedChild()
+        ended = true
+        continuations = []
+    }
+
     var isOpen: Bool {
         parker.lock()
         defer { parker.unlock() }

@@ -206,6 +206,10 @@ final class Mailbox: @unchecked Sendable {
     enum Attention {
         static let urgent: UInt8 = 1
         static let watching: UInt8 = 2
+        /// The loop was made by the parent of this process (set by the
+        /// child handler of fork(), see Support/ForkHandling.swift): the
+        /// thread that forked must not go back to running its jobs.
+        static let leftBehind: UInt8 = 4
     }
 
     /// An open mailbox holding at most `capacity` pending jobs (nil:
@@ -481,6 +485,18 @@ final class Mailbox: @unchecked Sendable {
                 entry.waiter.refuseRoom(.shutDown), "MainLoop: a room waiter withdrew without leaving the queue")
         }
         return entries
+    }
+
+    /// Child of fork() only, for a loop left behind in the parent: the
+    /// mutex is made anew and every later post throws `.forked`. What was
+    /// queued, and the producers that waited for room, belonged to the
+    /// parent: they are kept as they are (never run, never woken, never
+    /// released: releasing them could run the parent's deinitializers).
+    func closeInForkedChild() {
+        let rc = mainloop_mutex_init_adaptive(&state.pointee.mutex)
+        precondition(rc == 0, "MainLoop: pthread_mutex_init failed with errno \(rc)")
+        state.pointee.phase = .closed(.forked)
+        attentionWord.bits.bitwiseOr(Attention.leftBehind, ordering: .relaxed)
     }
 
     var isClosed: Bool {

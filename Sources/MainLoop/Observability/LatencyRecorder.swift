@@ -20,6 +20,9 @@ final class LatencyRecorder: @unchecked Sendable {
     private var bufferedQueueDelays: [UInt64] = []
     private var bufferedRunTimes: [UInt64] = []
 
+    /// Child of fork() only, for a loop left behind in the parent.
+    func remakeLockInForkedChild() { lock.remakeInForkedChild() }
+
     /// Loop thread: one job's figures (queue delay only for a sampled job).
     @inline(__always)
     func record(queueDelay: UInt64?, runTime: UInt64) {

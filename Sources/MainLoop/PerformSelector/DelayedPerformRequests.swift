@@ -81,6 +81,20 @@ enum DelayedPerformRequests {
         for timer in withdrawn { timer?.cancel() }
     }
 
+    // fork() (see Support/ForkHandling.swift): the lock is held across it,
+    // so the child inherits a consistent table. Every request is a timer on
+    // a loop of the parent's, which the child can neither fire nor cancel:
+    // the child starts with none.
+
+    static func prepareForFork() { lock.lock() }
+
+    static func resumeParentAfterFork() { lock.unlock() }
+
+    static func resumeChildAfterFork() {
+        requests.removeAll()
+        lock.unlock()
+    }
+
     /// How many requests are registered (for tests: the table must not leak).
     static var count: Int { lock.withLock { requests.values.reduce(0) { $0 + $1.count } } }
 }

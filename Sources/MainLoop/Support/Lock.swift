@@ -27,6 +27,13 @@ final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
+    /// Child of fork() only: makes the mutex anew, unlocked, whatever a
+    /// thread that did not survive the fork left it as.
+    func remakeInForkedChild() {
+        let rc = pthread_mutex_init(mutex, nil)
+        precondition(rc == 0, "MainLoop: pthread_mutex_init failed with errno \(rc)")
+    }
+
     @inline(__always)
     func lock() {
         let rc = pthread_mutex_lock(mutex)

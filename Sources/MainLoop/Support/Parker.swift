@@ -23,6 +23,13 @@ final class Parker: @unchecked Sendable {
         storage.deallocate()
     }
 
+    /// Child of fork() only: makes the mutex and the condition anew; the
+    /// threads that slept on them did not survive the fork.
+    func remakeInForkedChild() {
+        let rc = mainloop_parker_init(storage)
+        precondition(rc == 0, "pthread mutex/condition init failed with errno \(rc)")
+    }
+
     @inline(__always)
     func lock() { pthread_mutex_lock(&storage.pointee.mutex) }
 

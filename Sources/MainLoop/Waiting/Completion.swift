@@ -64,7 +64,7 @@ extension EventLoop {
     /// invocation names itself `Type.selector`).
     func postAndWait<T: Sendable>(timeout: Duration?, site: PostSite, _ work: () throws -> T) throws -> T {
         if inLoop {
-            if mailbox.isClosed { throw EventLoopError.shutDown }
+            if mailbox.isClosed { throw leftBehindByFork ? EventLoopError.forked : EventLoopError.shutDown }
             return try work()
         }
         // The main thread, before `run()`, waiting for the main loop: only
@@ -74,6 +74,10 @@ extension EventLoop {
         if isMain && isIdle && EventLoop.isMainThread {
             throw EventLoopError.mainLoopNotRunning
         }
+        // Refused before anything generic is touched: in a child of fork(),
+        // a generic type that another thread of the parent was setting up
+        // at the fork would hang it (Support/ForkHandling.swift).
+        if leftBehindByFork { throw EventLoopError.forked }
         let deadline = monotonicDeadline(after: timeout)
         let caller = EventLoop.current
         if let caller { try WaitForGraph.block(caller, on: self) }
@@ -503,5 +507,19 @@ enum WaitForGraph {
     /// The loop `loop`'s thread is blocked on right now, if any.
     static func target(of loop: EventLoop) -> EventLoop? {
         lock.withLock { edges[ObjectIdentifier(loop)] }
+    }
+
+    // fork() (see Support/ForkHandling.swift): the lock is held across it,
+    // so the child inherits a consistent graph. Every edge belongs to a
+    // parent thread, none of which exists in the child: the child starts
+    // with no edges. The old table is released in the parent only.
+
+    static func prepareForFork() { lock.lock() }
+
+    static func resumeParentAfterFork() { lock.unlock() }
+
+    static func resumeChildAfterFork() {
+        edges.removeAll()
+        lock.unlock()
     }
 }
