@@ -227,15 +227,15 @@ public final class Dispatcher {
         case .on:
             return execute(request, for: session, into: &out)
         case .skipNext:
-            session.replyMode = .on
+            session.replyMode = .on  // the command may set it again (another SKIP)
         case .off:
             break
         }
-        if turnsRepliesOn(request) { return execute(request, for: session, into: &out) }
         var scratch = ReplyWriter()
         scratch.resp3 = out.resp3
         let command = execute(request, for: session, into: &scratch)
-        if let command, Dispatcher.subscriptionCommands[command] {
+        // A refused command (nil) did not turn anything on.
+        if let command, turnsRepliesOn(request) || Dispatcher.subscriptionCommands[command] {
             out.raw(scratch.finish().chunks.flatMap { $0 })
         }
         return command
