@@ -175,6 +175,11 @@ public final class Dispatcher {
             out.error("NOAUTH Authentication required.")
             return nil
         }
+        if session.monitoring && Dispatcher.touchesKeyspace(command, request) {
+            session.transaction?.refused = true
+            out.error("ERR Replica can't interact with the keyspace")
+            return nil
+        }
         if session.resp3 == false && session.isSubscribed && !Dispatcher.allowedWhileSubscribed[command.id] {
             session.transaction?.refused = true
             out.error(
@@ -201,8 +206,11 @@ public final class Dispatcher {
 
     /// What a RESP2 client with subscriptions may still send, by `Command.id`.
     static let allowedWhileSubscribed: [Bool] = rows.map {
-        ["ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe", "quit", "reset"]
-            .contains($0.name)
+        [
+            "ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe", "quit",
+            "reset",
+        ]
+        .contains($0.name)
     }
 
     /// Redis's name for what a request runs: `client|list` for a container's

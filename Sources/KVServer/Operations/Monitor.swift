@@ -62,6 +62,26 @@ enum MonitorRule {
 }
 
 extension Dispatcher {
+    /// True when a monitoring client may not run `request` (Redis counts
+    /// it as a replica, which may not touch the keyspace): Redis 7.0's
+    /// read, write and may-replicate commands and subcommands.
+    static func touchesKeyspace(_ command: Command, _ request: Request) -> Bool {
+        let subcommand = request.count > 1 ? String(decoding: lowercased(request[1]), as: UTF8.self) : ""
+        switch command.name {
+        case "watch": return false
+        case "object": return true
+        case "memory": return subcommand == "usage"
+        case "function": return ["delete", "flush", "load", "restore"].contains(subcommand)
+        default: return command.keys != .none || keyspaceCommandsWithoutKeys.contains(command.name)
+        }
+    }
+
+    private static let keyspaceCommandsWithoutKeys: Set<String> = [
+        "blmpop", "bzmpop", "swapdb", "flushdb", "flushall", "sintercard", "scan", "randomkey", "lmpop", "zmpop",
+        "zunion", "zunionstore", "zinter", "zinterstore", "zintercard", "zdiff", "zdiffstore", "keys", "dbsize",
+        "publish", "eval", "evalsha", "eval_ro", "evalsha_ro",
+    ]
+
     /// Pushes `request`'s line to every monitor, if its command is shown
     /// at this moment (`before`: the command has not run yet).
     func feedMonitors(_ request: Request, command: Int, session: ClientSession, before: Bool) {
