@@ -175,16 +175,16 @@ public final class Dispatcher {
             out.error("NOAUTH Authentication required.")
             return nil
         }
-        if session.monitoring && Dispatcher.touchesKeyspace(command, request) {
-            session.transaction?.refused = true
-            out.error("ERR Replica can't interact with the keyspace")
+        // Redis checks these two as a request arrives, not inside EXEC.
+        if session.monitoring && !inExec && Dispatcher.touchesKeyspace(command, request) {
+            reject(command, "Replica can't interact with the keyspace", session, &out)
             return nil
         }
-        if session.resp3 == false && session.isSubscribed && !Dispatcher.allowedWhileSubscribed[command.id] {
-            session.transaction?.refused = true
-            out.error(
-                "ERR Can't execute '\(fullName(command, request))': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
-            )
+        if !session.resp3 && session.isSubscribed && !inExec && !Dispatcher.allowedWhileSubscribed[command.id] {
+            reject(
+                command,
+                "Can't execute '\(fullName(command, request))': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                session, &out)
             return nil
         }
         if session.transaction != nil && !command.flags.contains(.transactionControl) {
@@ -202,6 +202,18 @@ public final class Dispatcher {
             feedMonitors(request, command: command.id, session: session, before: false)
         }
         return command.id
+    }
+
+    /// Redis's rejectCommand: the error, and a transaction being queued
+    /// fails at EXEC; a refused EXEC itself aborts the transaction.
+    private func reject(_ command: Command, _ message: String, _ session: ClientSession, _ out: inout ReplyWriter) {
+        guard command.name == "exec" else {
+            session.transaction?.refused = true
+            return out.error("ERR " + message)
+        }
+        session.transaction = nil
+        unwatchAll(session)
+        out.error("EXECABORT Transaction discarded because of: " + message)
     }
 
     /// What a RESP2 client with subscriptions may still send, by `Command.id`.
