@@ -19,6 +19,8 @@ final class PubSub {
     private(set) var shardChannels: [[UInt8]: [ClientSession]] = [:]
     /// Pattern to its subscribers.
     private(set) var patterns: [[UInt8]: [ClientSession]] = [:]
+    /// The same patterns in an array: what a PUBLISH walks.
+    private var patternNames = SubscriptionSet()
     /// The clients in MONITOR mode, in the order they asked.
     private(set) var monitors: [ClientSession] = []
     /// The pushes of the job under way.
@@ -58,7 +60,10 @@ final class PubSub {
     /// Subscribes `session` to `pattern`; false when it was subscribed already.
     func subscribe(_ session: ClientSession, toPattern pattern: [UInt8]) -> Bool {
         let added = session.patterns.insert(pattern)
-        if added { patterns[pattern, default: []].append(session) }
+        if added {
+            if patterns[pattern] == nil { _ = patternNames.insert(pattern) }
+            patterns[pattern, default: []].append(session)
+        }
         markSubscriber(session)
         return added
     }
@@ -66,9 +71,14 @@ final class PubSub {
     /// Unsubscribes `session` from `pattern`; false when it was not subscribed.
     func unsubscribe(_ session: ClientSession, fromPattern pattern: [UInt8]) -> Bool {
         let removed = session.patterns.remove(pattern)
-        if removed { PubSub.remove(session, pattern, from: &patterns) }
+        if removed { removePattern(session, pattern) }
         markSubscriber(session)
         return removed
+    }
+
+    private func removePattern(_ session: ClientSession, _ pattern: [UInt8]) {
+        PubSub.remove(session, pattern, from: &patterns)
+        if patterns[pattern] == nil { _ = patternNames.remove(pattern) }
     }
 
     /// Every subscription of `session` ends, and its MONITOR (it closed, or
@@ -76,7 +86,7 @@ final class PubSub {
     func removeAll(of session: ClientSession) {
         for channel in session.channels.removeAll() { PubSub.remove(session, channel, from: &channels) }
         for channel in session.shardChannels.removeAll() { PubSub.remove(session, channel, from: &shardChannels) }
-        for pattern in session.patterns.removeAll() { PubSub.remove(session, pattern, from: &patterns) }
+        for pattern in session.patterns.removeAll() { removePattern(session, pattern) }
         markSubscriber(session)
         stopMonitoring(session)
     }
@@ -112,7 +122,17 @@ final class PubSub {
             receivers += subscribers.count
         }
         guard !shard else { return receivers }
-        for (pattern, subscribers) in patterns where globMatch(pattern, channel) {
+        // Borrowed, not copied: no reference counting per pattern.
+        var matching: [[UInt8]] = []
+        channel.withUnsafeBufferPointer { channel in
+            patternNames.members.withUnsafeBufferPointer { names in
+                for index in names.indices where names[index].withUnsafeBufferPointer({ globMatch($0, channel) }) {
+                    matching.append(names[index])
+                }
+            }
+        }
+        for pattern in matching {
+            guard let subscribers = patterns[pattern] else { continue }
             var frames = PushFrames([PubSub.pmessage, pattern, channel, message])
             for subscriber in subscribers {
                 deliver(frames.encoded(resp3: subscriber.resp3), to: subscriber, from: publisher, &out)
