@@ -280,8 +280,14 @@ def million_patterns(pid):
     subscriber = Client()
     # Its confirmations are read (and dropped) as they come, so it is not
     # cut off for them; what is measured is the server's work.
-    drain = threading.Thread(target=lambda: [None for _ in iter(lambda: subscriber.s.recv(1 << 20), b"")], daemon=True)
-    drain.start()
+    def drain():
+        try:
+            while subscriber.s.recv(1 << 20):
+                pass
+        except OSError:  # closed at the end of the probe
+            pass
+
+    threading.Thread(target=drain, daemon=True).start()
     observer = Client(timeout=120)
     start, sent = time.monotonic(), 0
     while sent < 1_000_000 and time.monotonic() - start < 30:

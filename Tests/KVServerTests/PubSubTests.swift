@@ -169,6 +169,20 @@ import Testing
         }
     }
 
+    @Test func theOutputLimitFlagTakesRedissClassNames() throws {
+        let defaults = ServerOptions()
+        #expect(defaults.pubsubOutputBufferLimit == .init(hard: 32 << 20, soft: 8 << 20, softSeconds: 60))
+        let pubsub = try #require(
+            try ServerOptions.parse(["--client-output-buffer-limit", "pubsub", "1mb", "512kb", "10"]))
+        #expect(pubsub.pubsubOutputBufferLimit == .init(hard: 1 << 20, soft: 512 << 10, softSeconds: 10))
+        #expect(pubsub.outputBufferLimit == defaults.outputBufferLimit)
+        let normal = try #require(try ServerOptions.parse(["--client-output-buffer-limit", "NORMAL", "2mb", "0", "0"]))
+        #expect(normal.outputBufferLimit == .init(hard: 2 << 20, soft: 0, softSeconds: 0))
+        #expect(normal.pubsubOutputBufferLimit == defaults.pubsubOutputBufferLimit)
+        let classless = try #require(try ServerOptions.parse(["--client-output-buffer-limit", "3mb", "0", "0"]))
+        #expect(classless.outputBufferLimit.hard == 3 << 20)
+    }
+
     // Ten PUBLISHes in one batch to five subscribers on two loops: each loop
     // gets one delivery, holding one entry per subscriber with its ten
     // messages back to back.

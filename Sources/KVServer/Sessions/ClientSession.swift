@@ -85,6 +85,9 @@ final class ClientSession {
     var channels = SubscriptionSet()
     var patterns = SubscriptionSet()
     var shardChannels = SubscriptionSet()
+    /// Where its pushes of the job under way are in the `PushOutbox`
+    /// (valid in that generation only).
+    var pushSlot = (generation: -1, loop: 0, index: 0)
     /// MONITOR was sent: every command run is pushed to it.
     var monitoring = false
     /// CLIENT REPLY: whether its replies are sent.

@@ -56,31 +56,15 @@ public final class SubscriberMark: Sendable {
 
 /// The pushes of the core job under way, by destination loop. Core loop only.
 final class PushOutbox {
-    private struct Delivery {
-        let outlet: PushOutlet
-        var pushes: [Push] = []
-        /// Where each client's entry is in `pushes`.
-        var index: [Int: Int] = [:]
-
-        mutating func append(_ bytes: [UInt8], for client: Int, limit: Int) {
-            guard let position = index[client] else {
-                index[client] = pushes.count
-                pushes.append(Push(client: client, bytes: bytes))
-                if limit > 0 && bytes.count > limit { dropOverLimit(pushes.count - 1) }
-                return
-            }
-            guard !pushes[position].overLimit else { return }
-            pushes[position].bytes.append(contentsOf: bytes)
-            if limit > 0 && pushes[position].bytes.count > limit { dropOverLimit(position) }
-        }
-
-        private mutating func dropOverLimit(_ position: Int) {
-            pushes[position].bytes = []
-            pushes[position].overLimit = true
-        }
-    }
-
-    private var deliveries: [ObjectIdentifier: Delivery] = [:]
+    /// The loops pushed to in this job, and each one's pushes.
+    private var outlets: [PushOutlet] = []
+    private var pushes: [[Push]] = []
+    /// Which entry of `outlets` each loop is (looked up once per client per job).
+    private var outletIndex: [ObjectIdentifier: Int] = [:]
+    /// Advanced by each `flush`: a session's place in the outbox (its
+    /// `pushSlot`) counts only when it was taken in this generation, so a
+    /// message to a client costs an array append, not a hash lookup.
+    private var generation = 0
     /// Bytes gathered since the last `flush` (a batch's budget counts them).
     private(set) var byteCount = 0
 
@@ -88,20 +72,41 @@ final class PushOutbox {
     /// with no loop (a session without a connection) gets nothing.
     func append(_ bytes: [UInt8], to session: ClientSession) {
         guard let outlet = session.info.outlet else { return }
-        let key = ObjectIdentifier(outlet)
-        let client = session.id
-        let limit = outlet.hardLimit
         byteCount += bytes.count
-        if deliveries[key] == nil { deliveries[key] = Delivery(outlet: outlet) }
-        deliveries[key]!.append(bytes, for: client, limit: limit)
+        let limit = outlet.hardLimit
+        let slot = session.pushSlot
+        guard slot.generation == generation else {
+            let key = ObjectIdentifier(outlet)
+            let loop = outletIndex[key] ?? outlets.count
+            if loop == outlets.count {
+                outletIndex[key] = loop
+                outlets.append(outlet)
+                pushes.append([])
+            }
+            session.pushSlot = (generation, loop, pushes[loop].count)
+            pushes[loop].append(Push(client: session.id, bytes: bytes))
+            if limit > 0 && bytes.count > limit { dropOverLimit(loop, pushes[loop].count - 1) }
+            return
+        }
+        guard !pushes[slot.loop][slot.index].overLimit else { return }
+        pushes[slot.loop][slot.index].bytes.append(contentsOf: bytes)
+        if limit > 0 && pushes[slot.loop][slot.index].bytes.count > limit { dropOverLimit(slot.loop, slot.index) }
+    }
+
+    private func dropOverLimit(_ loop: Int, _ index: Int) {
+        pushes[loop][index].bytes = []
+        pushes[loop][index].overLimit = true
     }
 
     /// Sends every loop its share, one post each, and starts afresh.
     func flush() {
-        guard !deliveries.isEmpty else { return }
-        let sending = deliveries
-        deliveries = [:]
+        guard !outlets.isEmpty else { return }
+        let (sending, shares) = (outlets, pushes)
+        outlets = []
+        pushes = []
+        outletIndex = [:]
+        generation += 1
         byteCount = 0
-        for delivery in sending.values { delivery.outlet.deliver(delivery.pushes) }
+        for (outlet, share) in zip(sending, shares) { outlet.deliver(share) }
     }
 }
