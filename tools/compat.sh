@@ -16,7 +16,9 @@
 # file's counts; fails when kvd passes fewer than 90% of what redis-server
 # passes in any file, or when either run crashed or hung (every step is
 # bounded).
-# Usage: tools/compat.sh [path/to/kvd]   (COMPAT_OUT=file for the table)
+# Usage: tools/compat.sh [path/to/kvd]   (COMPAT_OUT=file for the table;
+# COMPAT_BASEPORT=N for the harness's own ports, random by default, so that
+# runs side by side do not race for the same one)
 set -euo pipefail
 KVD=${1:-.build/release/kvd}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,6 +38,7 @@ UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash 
 SKIPS=(--skiptest "/Keyspace notifications")
 TAGS="-needs:debug -needs:repl -needs:save -needs:config-maxmemory -needs:reset -needs:pfdebug -slow"
 
+BASEPORT=${COMPAT_BASEPORT:-$((20000 + RANDOM % 20000))}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_ping() {
     for _ in $(seq 100); do
@@ -56,7 +59,7 @@ run_suite() {
     : >"$WORK/$name.txt"
     : >"$WORK/$name.counts"
     for unit in "${UNITS[@]}"; do
-        local args=(--host 127.0.0.1 --port "$port" --singledb --ignore-encoding --ignore-digest --durable --tags "$TAGS")
+        local args=(--host 127.0.0.1 --port "$port" --baseport "$BASEPORT" --singledb --ignore-encoding --ignore-digest --durable --tags "$TAGS")
         args+=(--single "$unit")
         [ "$unit" = unit/pubsub ] && args+=("${SKIPS[@]}")
         local status=0

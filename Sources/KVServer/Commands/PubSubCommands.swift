@@ -117,7 +117,7 @@ extension PubSub {
                         + Array("'. Try PUBSUB HELP.".utf8))
             }
             let pattern = r.count == 3 ? r[2] : nil
-            let names = (sub == "channels" ? channels : shardChannels).keys.filter { name in
+            let names = (sub == "channels" ? channels : shardChannels).keys.map(\.bytes).filter { name in
                 pattern.map { globMatch($0, name) } ?? true
             }
             out.arrayHeader(names.count)
@@ -128,7 +128,7 @@ extension PubSub {
             for index in 2..<r.count {
                 let name = r[index]
                 out.bulk(name)
-                out.integer(table[name]?.count ?? 0)
+                out.integer(table[Key(name)]?.count ?? 0)
             }
         case "numpat":
             out.integer(patterns.count)

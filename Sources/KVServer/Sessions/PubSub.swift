@@ -13,12 +13,12 @@
 /// The server's subscriptions and monitors. Core loop only.
 final class PubSub {
     /// Channel to its subscribers, in subscription order.
-    private(set) var channels: [[UInt8]: [ClientSession]] = [:]
+    private(set) var channels: [Key: [ClientSession]] = [:]
     /// Shard channel to its subscribers (SSUBSCRIBE; without a cluster,
     /// simply another namespace, as in redis-server 7.0 standalone).
-    private(set) var shardChannels: [[UInt8]: [ClientSession]] = [:]
+    private(set) var shardChannels: [Key: [ClientSession]] = [:]
     /// Pattern to its subscribers.
-    private(set) var patterns: [[UInt8]: [ClientSession]] = [:]
+    private(set) var patterns: [Key: [ClientSession]] = [:]
     /// The same patterns in an array: what a PUBLISH walks.
     private var patternNames = SubscriptionSet()
     /// The clients in MONITOR mode, in the order they asked.
@@ -33,9 +33,9 @@ final class PubSub {
             shard ? session.shardChannels.insert(channel) : session.channels.insert(channel)
         if added {
             if shard {
-                shardChannels[channel, default: []].append(session)
+                shardChannels[Key(channel), default: []].append(session)
             } else {
-                channels[channel, default: []].append(session)
+                channels[Key(channel), default: []].append(session)
             }
         }
         markSubscriber(session)
@@ -61,8 +61,8 @@ final class PubSub {
     func subscribe(_ session: ClientSession, toPattern pattern: [UInt8]) -> Bool {
         let added = session.patterns.insert(pattern)
         if added {
-            if patterns[pattern] == nil { _ = patternNames.insert(pattern) }
-            patterns[pattern, default: []].append(session)
+            if patterns[Key(pattern)] == nil { _ = patternNames.insert(pattern) }
+            patterns[Key(pattern), default: []].append(session)
         }
         markSubscriber(session)
         return added
@@ -78,7 +78,7 @@ final class PubSub {
 
     private func removePattern(_ session: ClientSession, _ pattern: [UInt8]) {
         PubSub.remove(session, pattern, from: &patterns)
-        if patterns[pattern] == nil { _ = patternNames.remove(pattern) }
+        if patterns[Key(pattern)] == nil { _ = patternNames.remove(pattern) }
     }
 
     /// Every subscription of `session` ends, and its MONITOR (it closed, or
@@ -114,7 +114,7 @@ final class PubSub {
         into out: inout ReplyWriter
     ) -> Int {
         var receivers = 0
-        if let subscribers = shard ? shardChannels[channel] : channels[channel] {
+        if let subscribers = shard ? shardChannels[Key(channel)] : channels[Key(channel)] {
             var frames = PushFrames([shard ? PubSub.smessage : PubSub.message, channel, message])
             for subscriber in subscribers {
                 deliver(frames.encoded(resp3: subscriber.resp3), to: subscriber, from: publisher, &out)
@@ -132,7 +132,7 @@ final class PubSub {
             }
         }
         for pattern in matching {
-            guard let subscribers = patterns[pattern] else { continue }
+            guard let subscribers = patterns[Key(pattern)] else { continue }
             var frames = PushFrames([PubSub.pmessage, pattern, channel, message])
             for subscriber in subscribers {
                 deliver(frames.encoded(resp3: subscriber.resp3), to: subscriber, from: publisher, &out)
@@ -165,13 +165,13 @@ final class PubSub {
     }
 
     private static func remove(
-        _ session: ClientSession, _ name: [UInt8], from table: inout [[UInt8]: [ClientSession]]
+        _ session: ClientSession, _ name: [UInt8], from table: inout [Key: [ClientSession]]
     ) {
-        guard var subscribers = table.removeValue(forKey: name) else { return }
+        guard var subscribers = table.removeValue(forKey: Key(name)) else { return }
         if let index = subscribers.firstIndex(where: { $0 === session }) { subscribers.remove(at: index) }
         // A channel nobody listens to is forgotten, so PUBSUB CHANNELS and
         // the table's memory follow the live subscriptions.
-        if !subscribers.isEmpty { table[name] = subscribers }
+        if !subscribers.isEmpty { table[Key(name)] = subscribers }
     }
 
     static let message = Array("message".utf8)

@@ -9,27 +9,28 @@
 /// something is removed (Redis's own is a hash table's, in no order).
 struct SubscriptionSet {
     private(set) var members: [[UInt8]] = []
-    private var positions: [[UInt8]: Int] = [:]
+    /// Keyed by `Key`, which hashes a name in one call, not byte by byte.
+    private var positions: [Key: Int] = [:]
 
     var count: Int { members.count }
 
-    func contains(_ member: [UInt8]) -> Bool { positions[member] != nil }
+    func contains(_ member: [UInt8]) -> Bool { positions[Key(member)] != nil }
 
     /// Adds `member`; false when it was there already.
     mutating func insert(_ member: [UInt8]) -> Bool {
-        guard positions[member] == nil else { return false }
-        positions[member] = members.count
+        guard positions[Key(member)] == nil else { return false }
+        positions[Key(member)] = members.count
         members.append(member)
         return true
     }
 
     /// Removes `member`; false when it was not there.
     mutating func remove(_ member: [UInt8]) -> Bool {
-        guard let position = positions.removeValue(forKey: member) else { return false }
+        guard let position = positions.removeValue(forKey: Key(member)) else { return false }
         let last = members.removeLast()
         if position < members.count {
             members[position] = last
-            positions[last] = position
+            positions[Key(last)] = position
         }
         return true
     }
