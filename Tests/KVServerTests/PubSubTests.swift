@@ -141,6 +141,35 @@ import Testing
         }
     }
 
+    // The soft limit (Redis's 8mb for 60 s, here 1 MiB for 1 s): a
+    // subscriber that stays above it for longer is cut off (once the
+    // kernel's send buffer, a few MB, is full), though under any hard limit.
+    @Test(arguments: [0, 2]) func aSubscriberAboveTheSoftLimitForTooLongIsCutOff(ioThreads: Int) throws {
+        try withServer({
+            $0.ioThreads = ioThreads
+            $0.pubsubOutputBufferLimit = .init(hard: 0, soft: 1 << 20, softSeconds: 1)
+            $0.outputBufferLimit = .init(hard: 0, soft: 0, softSeconds: 0)
+        }) { server in
+            let stuck = try TestClient(port: server.port)
+            var size: Int32 = 4096
+            setsockopt(stuck.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            _ = stuck.roundTrip("SUBSCRIBE slow\r\n", replyBytes: 33)
+            let publisher = try TestClient(port: server.port)
+            let payload = [UInt8](repeating: 121, count: 400_000)
+            var delivered = 0
+            let start = monotonicMilliseconds()
+            while monotonicMilliseconds() - start < 8000 {
+                publisher.send(multibulk([bytes("PUBLISH"), bytes("slow"), payload]))
+                if publisher.readLine() == ":1\r\n" { delivered += 1 } else { break }
+                var nap = timespec(tv_sec: 0, tv_nsec: 100_000_000)
+                nanosleep(&nap, nil)
+            }
+            let elapsed = monotonicMilliseconds() - start
+            #expect(elapsed >= 1000 && elapsed < 8000, "cut off after \(elapsed) ms (\(delivered) messages)")
+            #expect(server.outputLimitDisconnections.load(ordering: .relaxed) == 1)
+        }
+    }
+
     @Test(arguments: [0, 2]) func monitorShowsEachCommandAsRedisDoes(ioThreads: Int) throws {
         try withServer({ $0.ioThreads = ioThreads }) { server in
             let monitor = try TestClient(port: server.port)
