@@ -131,7 +131,7 @@ extension PubSub {
                 out.integer(table[Key(name)]?.count ?? 0)
             }
         case "numpat":
-            out.integer(patterns.count)
+            out.integer(patternCount)
         default:
             let help = [
                 "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

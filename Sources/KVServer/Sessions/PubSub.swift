@@ -17,10 +17,15 @@ final class PubSub {
     /// Shard channel to its subscribers (SSUBSCRIBE; without a cluster,
     /// simply another namespace, as in redis-server 7.0 standalone).
     private(set) var shardChannels: [Key: [ClientSession]] = [:]
-    /// Pattern to its subscribers.
-    private(set) var patterns: [Key: [ClientSession]] = [:]
+    /// Pattern to its subscribers and its place in `patternList`: one
+    /// table, so a million patterns grow one table of a million entries
+    /// (Swift's rehash is all at once), not two.
+    private var patterns: [Key: (subscribers: [ClientSession], position: Int)] = [:]
     /// The same patterns in an array: what a PUBLISH walks.
-    private var patternNames = SubscriptionSet()
+    private var patternList: [[UInt8]] = []
+
+    /// How many patterns somebody subscribed to (PUBSUB NUMPAT).
+    var patternCount: Int { patternList.count }
     /// The clients in MONITOR mode, in the order they asked.
     private(set) var monitors: [ClientSession] = []
     /// The pushes of the job under way.
@@ -61,8 +66,13 @@ final class PubSub {
     func subscribe(_ session: ClientSession, toPattern pattern: [UInt8]) -> Bool {
         let added = session.patterns.insert(pattern)
         if added {
-            if patterns[Key(pattern)] == nil { _ = patternNames.insert(pattern) }
-            patterns[Key(pattern), default: []].append(session)
+            let key = Key(pattern)
+            if patterns[key] == nil {
+                patterns[key] = ([session], patternList.count)
+                patternList.append(pattern)
+            } else {
+                patterns[key]!.subscribers.append(session)
+            }
         }
         markSubscriber(session)
         return added
@@ -77,8 +87,17 @@ final class PubSub {
     }
 
     private func removePattern(_ session: ClientSession, _ pattern: [UInt8]) {
-        PubSub.remove(session, pattern, from: &patterns)
-        if patterns[Key(pattern)] == nil { _ = patternNames.remove(pattern) }
+        let key = Key(pattern)
+        guard let index = patterns[key]?.subscribers.firstIndex(where: { $0 === session }) else { return }
+        patterns[key]!.subscribers.remove(at: index)
+        guard patterns[key]!.subscribers.isEmpty else { return }
+        // Nobody listens to it any more: the last pattern takes its place.
+        let position = patterns.removeValue(forKey: key)!.position
+        let last = patternList.removeLast()
+        if position < patternList.count {
+            patternList[position] = last
+            patterns[Key(last)]!.position = position
+        }
     }
 
     /// Every subscription of `session` ends, and its MONITOR (it closed, or
@@ -125,14 +144,14 @@ final class PubSub {
         // Borrowed, not copied: no reference counting per pattern.
         var matching: [[UInt8]] = []
         channel.withUnsafeBufferPointer { channel in
-            patternNames.members.withUnsafeBufferPointer { names in
+            patternList.withUnsafeBufferPointer { names in
                 for index in names.indices where names[index].withUnsafeBufferPointer({ globMatch($0, channel) }) {
                     matching.append(names[index])
                 }
             }
         }
         for pattern in matching {
-            guard let subscribers = patterns[Key(pattern)] else { continue }
+            guard let subscribers = patterns[Key(pattern)]?.subscribers else { continue }
             var frames = PushFrames([PubSub.pmessage, pattern, channel, message])
             for subscriber in subscribers {
                 deliver(frames.encoded(resp3: subscriber.resp3), to: subscriber, from: publisher, &out)
