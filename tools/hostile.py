@@ -16,11 +16,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KVD = os.path.join(ROOT, ".build", "release", "kvd")
-PORT = 6420
+PORT = int(os.environ.get("HOSTILE_PORT", "6420"))  # another port when 6420 is taken
 
 
 def proc_cpu(pid):
@@ -257,6 +258,53 @@ def sigterm_bound(pid):
     return f"SIGTERM with 1 GB due: exited after {time.monotonic() - start:.2f} s"
 
 
+def unread_subscriber(pid):
+    stuck = Client()
+    stuck.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stuck.call("SUBSCRIBE", "flood")
+    publisher = Client()
+    batch = resp("PUBLISH", "flood", b"x" * 100_000) * 50
+    delivered = 0
+    start = time.monotonic()
+    for _ in range(20):  # 1,000 messages of 100 KB: 100 MB
+        publisher.send(batch)
+        delivered += sum(int(publisher.line()[1:]) for _ in range(50))
+    elapsed = time.monotonic() - start
+    publisher.call("PUBSUB", "NUMSUB", "flood")  # the array's header
+    subscribed = publisher.reply() and int(publisher.line()[1:])
+    fate = "still subscribed" if subscribed else "cut off"
+    return f"1,000 PUBLISHes of 100 KB to a subscriber that never reads, in {elapsed:.1f} s: {fate} after {delivered} ({delivered * 100 // 1000} MB)"
+
+
+def million_patterns(pid):
+    subscriber = Client()
+    # Its confirmations are read (and dropped) as they come, so it is not
+    # cut off for them; what is measured is the server's work.
+    def drain():
+        try:
+            while subscriber.s.recv(1 << 20):
+                pass
+        except OSError:  # closed at the end of the probe
+            pass
+
+    threading.Thread(target=drain, daemon=True).start()
+    observer = Client(timeout=120)
+    start, sent = time.monotonic(), 0
+    while sent < 1_000_000 and time.monotonic() - start < 30:
+        subscriber.send(resp("PSUBSCRIBE", *[f"p{n}:*" for n in range(sent, sent + 10_000)]))
+        sent += 10_000
+    while time.monotonic() - start < 90 and int(observer.call("PUBSUB", "NUMPAT")[1:]) < sent:
+        time.sleep(0.1)
+    elapsed = time.monotonic() - start
+    patterns = int(observer.call("PUBSUB", "NUMPAT")[1:])
+    begun = time.monotonic()
+    observer.call("PUBLISH", "news", "x")
+    publish_ms = (time.monotonic() - begun) * 1000
+    subscriber.close()
+    return (f"one client PSUBSCRIBEs up to 1,000,000 patterns (30 s to send, 90 s in all): {patterns:,} taken in "
+            f"{elapsed:.1f} s; then one PUBLISH (a glob match per pattern) took {publish_ms:.0f} ms")
+
+
 PROBES = [
     ("expiry storm", expiry_storm, None),
     ("steady short TTLs", steady_short_ttls, None),
@@ -267,6 +315,8 @@ PROBES = [
     ("unread replies", unread_gets, None),
     ("fd limit", fd_limit, 128),
     ("SIGTERM bound", sigterm_bound, None),
+    ("unread subscriber", unread_subscriber, None),
+    ("a million patterns", million_patterns, None),
 ]
 
 

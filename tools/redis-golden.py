@@ -126,6 +126,14 @@ CASES = [
     ("resp3 sets", b"SADD s 3 1 2\r\nSMEMBERS s\r\nSMEMBERS nope\r\nSINTER s s\r\nSUNION s nope\r\nSDIFF s nope\r\nSMISMEMBER s 1 5\r\nSRANDMEMBER s 5\r\nSRANDMEMBER s 0\r\nSPOP s 0\r\nSPOP s 9\r\nSPOP nope\r\nSSCAN nope 0\r\n"),
     ("resp3 lists", b"RPUSH l a b c\r\nLRANGE l 0 -1\r\nLPOP l 2\r\nLPOP nope\r\nLPOP nope 2\r\nLINDEX l 9\r\nLMPOP 1 nope LEFT\r\nLMPOP 1 l LEFT\r\nLPOS l z\r\nRPOPLPUSH nope x\r\nMULTI\r\nBLPOP nope 0\r\nBLMOVE nope x LEFT LEFT 0\r\nEXEC\r\nRPUSH q 1\r\nBLPOP q 0\r\n"),
     ("resp3 sorted sets", b"ZADD z 1.5 a 2 b inf c\r\nZSCORE z a\r\nZSCORE z c\r\nZMSCORE z a nope\r\nZINCRBY z 1 b\r\nZRANGE z 0 -1 WITHSCORES\r\nZRANGE z 0 -1\r\nZPOPMIN z\r\nZPOPMIN z 1\r\nZADD y 1 q\r\nBZPOPMAX y 0\r\nZADD y 1 q\r\nZMPOP 1 y MIN\r\nZUNION 1 z WITHSCORES\r\nZRANDMEMBER z 5 WITHSCORES\r\nZADD z NX INCR 1 c\r\nZSCAN z 0\r\n"),
+    # Pub/sub on one connection (the fan-out to others is in PubSubTests),
+    # and CLIENT REPLY, whose silence pub/sub's pushes ignore.
+    ("pubsub subscribed context", b"SUBSCRIBE a b a\r\nPING\r\nPING hi\r\nGET k\r\nCLIENT LIST\r\nPUBLISH a x\r\nPSUBSCRIBE p* a?\r\nUNSUBSCRIBE b\r\nPUNSUBSCRIBE p*\r\nSSUBSCRIBE s\r\nSUNSUBSCRIBE nope\r\nPUNSUBSCRIBE\r\nUNSUBSCRIBE\r\nPING\r\nSUNSUBSCRIBE\r\nPING\r\nUNSUBSCRIBE\r\n"),
+    ("pubsub introspection", b"SUBSCRIBE\r\nPUBLISH a\r\nPUBSUB\r\nPUBSUB FOO\r\nPUBSUB NUMPAT x\r\nPUBSUB CHANNELS a b\r\nPUBSUB HELP\r\nPUBSUB NUMSUB\r\nPUBSUB NUMSUB a b\r\nPUBSUB SHARDNUMSUB a\r\nPUBSUB CHANNELS\r\nPUBSUB SHARDCHANNELS x*\r\nPUBSUB NUMPAT\r\nSPUBLISH a b\r\nPUBLISH a b\r\nUNSUBSCRIBE x y\r\nPUNSUBSCRIBE\r\nSUNSUBSCRIBE\r\n"),
+    ("pubsub in multi", b"MULTI\r\nSUBSCRIBE m\r\nSSUBSCRIBE s\r\nGET k\r\nEXEC\r\nGET k\r\nRESET\r\nSUBSCRIBE m\r\nMULTI\r\nPING\r\nEXEC\r\nRESET\r\nGET k\r\n"),
+    ("client reply", b"CLIENT REPLY OFF\r\nPING\r\nSUBSCRIBE a\r\nUNSUBSCRIBE\r\nCLIENT REPLY ON\r\nCLIENT REPLY SKIP\r\nPING\r\nPING x\r\nCLIENT REPLY SKIP\r\nCLIENT REPLY SKIP\r\nPING 1\r\nPING 2\r\nCLIENT REPLY FOO\r\nCLIENT REPLY\r\nCLIENT REPLY OFF\r\nRESET\r\nPING\r\n"),
+    ("resp3 pubsub", b"SUBSCRIBE a\r\nPUBLISH a self\r\nGET k\r\nPSUBSCRIBE *\r\nPUBLISH a two\r\nPING\r\nPING x\r\nUNSUBSCRIBE\r\nPUNSUBSCRIBE\r\nPUNSUBSCRIBE\r\nSSUBSCRIBE s\r\nSPUBLISH s m\r\nSUNSUBSCRIBE\r\nPUBSUB NUMSUB a\r\nPUBSUB CHANNELS\r\nUNSUBSCRIBE a\r\n"),
+    ("resp3 client reply", b"CLIENT REPLY OFF\r\nSUBSCRIBE a\r\nPING\r\nCLIENT REPLY ON\r\nPING\r\nUNSUBSCRIBE\r\n"),
     ("resp3 lcs idx", b"MSET a ohmytext b mynewtext\r\nLCS a b IDX\r\nLCS a b IDX WITHMATCHLEN\r\n"),
 ]
 

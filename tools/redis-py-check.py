@@ -4,7 +4,8 @@
 Each scenario is what a redis-py user does first; each asserts the exact
 results, so a wrong reply fails it. redis-py 8 opens every connection with
 HELLO 3 (RESP3), so everything here runs over RESP3 unless a scenario asks for
-protocol=2. Usage: redis-py-check.py PORT
+protocol=2. The pub/sub scenarios also drive redis-cli's SUBSCRIBE and
+MONITOR, as a user would. Usage: redis-py-check.py PORT
 """
 import sys
 import threading
@@ -271,6 +272,96 @@ def blocking_pop_released_by_another_client():
     threading.Timer(0.2, lambda: pusher.rpush("queue", "work")).start()
     assert waiter.blpop(["queue"], timeout=5) == (b"queue", b"work")
     assert waiter.bzpopmin("nothing", timeout=0.1) is None
+
+
+def next_message(pubsub, seconds=5):
+    """get_message polled until a message (not a confirmation) arrives."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        message = pubsub.get_message(ignore_subscribe_messages=True, timeout=0.1)
+        if message is not None:
+            return message
+    raise AssertionError("no message within %s s" % seconds)
+
+
+@scenario
+def pubsub_get_message_and_patterns():
+    r = client()
+    p = r.pubsub()
+    p.subscribe("news")
+    p.psubscribe("n*")
+    assert p.get_message(timeout=5) == {"type": "subscribe", "pattern": None, "channel": b"news", "data": 1}
+    assert p.get_message(timeout=5) == {"type": "psubscribe", "pattern": None, "channel": b"n*", "data": 2}
+    assert r.publish("news", "hello") == 2
+    assert next_message(p) == {"type": "message", "pattern": None, "channel": b"news", "data": b"hello"}
+    assert next_message(p) == {"type": "pmessage", "pattern": b"n*", "channel": b"news", "data": b"hello"}
+    assert r.pubsub_numsub("news") == [(b"news", 1)] and r.pubsub_numpat() == 1
+    assert r.pubsub_channels() == [b"news"]
+    p.unsubscribe()
+    p.punsubscribe()
+    p.close()
+
+
+@scenario
+def pubsub_listen_in_a_thread_over_resp2():
+    r = client(protocol=2)
+    p = r.pubsub(ignore_subscribe_messages=True)
+    p.subscribe("jobs")
+    assert p.get_message(timeout=5) is None  # the confirmation, ignored
+    got = []
+
+    def listen():
+        for message in p.listen():
+            got.append(message["data"])
+            if len(got) == 3:
+                return
+
+    listener = threading.Thread(target=listen)
+    listener.start()
+    for n in range(3):
+        assert client().publish("jobs", "job%d" % n) == 1
+    listener.join(5)
+    assert got == [b"job0", b"job1", b"job2"], got
+    assert p.ping() is True or p.get_message(timeout=5) is not None
+    p.close()
+
+
+@scenario
+def pubsub_resp3_push_handler():
+    # With a push handler, RESP3's push frames go to it, raw, as they come.
+    r = client()
+    seen = []
+    p = r.pubsub(push_handler_func=seen.append)
+    p.subscribe("alerts")
+    assert r.publish("alerts", "fire") == 1
+    deadline = time.monotonic() + 5
+    while [b"message", b"alerts", b"fire"] not in seen and time.monotonic() < deadline:
+        p.get_message(timeout=0.1)
+    assert seen == [[b"subscribe", b"alerts", 1], [b"message", b"alerts", b"fire"]], seen
+    p.close()
+
+
+@scenario
+def redis_cli_subscribe_and_monitor():
+    import subprocess
+    cli = ["redis-cli", "-p", str(PORT)]
+    subscriber = subprocess.Popen(cli + ["SUBSCRIBE", "cli"], stdout=subprocess.PIPE, text=True)
+    monitor = subprocess.Popen(cli + ["MONITOR"], stdout=subprocess.PIPE, text=True)
+    r = client()
+    deadline = time.monotonic() + 5
+    while r.pubsub_numsub("cli") != [(b"cli", 1)] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)  # MONITOR's OK
+    assert r.publish("cli", "over the wire") == 1
+    r.set("monitored", "a b")
+    time.sleep(0.3)
+    subscriber.kill()
+    monitor.kill()
+    shown = subscriber.communicate(timeout=5)[0]
+    assert shown.splitlines()[:6] == ["subscribe", "cli", "1", "message", "cli", "over the wire"], shown
+    lines = monitor.communicate(timeout=5)[0].splitlines()
+    assert lines[0] == "OK", lines
+    assert any(line.endswith('"SET" "monitored" "a b"') and "] " in line for line in lines), lines
 
 
 print(f"redis-py {redis.__version__}: {failures} scenario(s) failed" if failures else f"redis-py {redis.__version__}: all scenarios passed")

@@ -26,6 +26,11 @@ public struct ServerOptions: Sendable {
     /// whose unsent replies pass `hard` bytes, or stay above `soft` bytes for
     /// longer than `softSeconds`, is disconnected (0 turns a limit off).
     public var outputBufferLimit = OutputBufferLimit(hard: 256 * 1024 * 1024, soft: 0, softSeconds: 0)
+    /// Redis's `client-output-buffer-limit pubsub`, for clients with
+    /// subscriptions, with Redis's default: 32 MiB at once, or above 8 MiB
+    /// for 60 seconds.
+    public var pubsubOutputBufferLimit = OutputBufferLimit(
+        hard: 32 * 1024 * 1024, soft: 8 * 1024 * 1024, softSeconds: 60)
     /// How long a graceful stop may take before kvd exits anyway, in seconds.
     public var shutdownTimeout: Double = 1
     /// Redis's `requirepass`: when set, a client must AUTH (or HELLO with
@@ -72,12 +77,13 @@ public struct ServerOptions: Sendable {
           --client-query-buffer-limit SIZE
                              disconnect a client whose unread requests pass SIZE
                              (sizes take kb/mb/gb; default 1gb, as Redis)
-          --client-output-buffer-limit HARD SOFT SECONDS
+          --client-output-buffer-limit [normal|pubsub] HARD SOFT SECONDS
                              disconnect a client whose unsent replies pass HARD
                              bytes, or stay above SOFT bytes for SECONDS (sizes
                              take kb/mb/gb; 0 turns a limit off; default
-                             256mb 0 0: a client that never reads cannot take
-                             more than 256 MiB)
+                             normal 256mb 0 0: a client that never reads cannot
+                             take more than 256 MiB; pubsub 32mb 8mb 60, as
+                             Redis: for clients with subscriptions)
           --shutdown-timeout SECONDS
                              how long a graceful stop may take (default 1)
           --slowlog-log-slower-than MICROSECONDS
@@ -147,9 +153,14 @@ public struct ServerOptions: Sendable {
                 options.limits.maxQueryBuffer = limit
             case "--client-output-buffer-limit":
                 let flag = "--client-output-buffer-limit"
-                options.outputBufferLimit = OutputBufferLimit(
-                    hard: try size(flag, try value(flag)), soft: try size(flag, try value(flag)),
+                // Redis's form names the class first; without one it is `normal`.
+                var first = try value(flag)
+                let pubsub = first.lowercased() == "pubsub"
+                if pubsub || first.lowercased() == "normal" { first = try value(flag) }
+                let limit = OutputBufferLimit(
+                    hard: try size(flag, first), soft: try size(flag, try value(flag)),
                     softSeconds: try number(flag, 0...86_400))
+                if pubsub { options.pubsubOutputBufferLimit = limit } else { options.outputBufferLimit = limit }
             case "--slowlog-log-slower-than":
                 options.slowlogSlowerThan = try number("--slowlog-log-slower-than", -1...3_600_000_000)
             case "--slowlog-max-len": options.slowlogMaxLength = try number("--slowlog-max-len", 0...1_000_000)

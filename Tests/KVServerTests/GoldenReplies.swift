@@ -420,6 +420,35 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         ":3\r\n,1.5\r\n,inf\r\n*2\r\n,1.5\r\n_\r\n,3\r\n*3\r\n*2\r\n$1\r\na\r\n,1.5\r\n*2\r\n$1\r\nb\r\n,3\r\n*2\r\n$1\r\nc\r\n,inf\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*2\r\n$1\r\na\r\n,1.5\r\n*1\r\n*2\r\n$1\r\nb\r\n,3\r\n:1\r\n*3\r\n$1\r\ny\r\n$1\r\nq\r\n,1\r\n:1\r\n*2\r\n$1\r\ny\r\n*1\r\n*2\r\n$1\r\nq\r\n,1\r\n*1\r\n*2\r\n$1\r\nc\r\n,inf\r\n*1\r\n*2\r\n$1\r\nc\r\n,inf\r\n_\r\n*2\r\n$1\r\n0\r\n*2\r\n$1\r\nc\r\n$3\r\ninf\r\n"
     ),
     (
+        "pubsub subscribed context",
+        "SUBSCRIBE a b a\r\nPING\r\nPING hi\r\nGET k\r\nCLIENT LIST\r\nPUBLISH a x\r\nPSUBSCRIBE p* a?\r\nUNSUBSCRIBE b\r\nPUNSUBSCRIBE p*\r\nSSUBSCRIBE s\r\nSUNSUBSCRIBE nope\r\nPUNSUBSCRIBE\r\nUNSUBSCRIBE\r\nPING\r\nSUNSUBSCRIBE\r\nPING\r\nUNSUBSCRIBE\r\n",
+        "*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n*3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n:2\r\n*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:2\r\n*2\r\n$4\r\npong\r\n$0\r\n\r\n*2\r\n$4\r\npong\r\n$2\r\nhi\r\n-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n-ERR Can't execute 'client|list': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n-ERR Can't execute 'publish': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n*3\r\n$10\r\npsubscribe\r\n$2\r\np*\r\n:3\r\n*3\r\n$10\r\npsubscribe\r\n$2\r\na?\r\n:4\r\n*3\r\n$11\r\nunsubscribe\r\n$1\r\nb\r\n:3\r\n*3\r\n$12\r\npunsubscribe\r\n$2\r\np*\r\n:2\r\n*3\r\n$10\r\nssubscribe\r\n$1\r\ns\r\n:1\r\n*3\r\n$12\r\nsunsubscribe\r\n$4\r\nnope\r\n:1\r\n*3\r\n$12\r\npunsubscribe\r\n$2\r\na?\r\n:1\r\n*3\r\n$11\r\nunsubscribe\r\n$1\r\na\r\n:0\r\n*2\r\n$4\r\npong\r\n$0\r\n\r\n*3\r\n$12\r\nsunsubscribe\r\n$1\r\ns\r\n:0\r\n+PONG\r\n*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:0\r\n"
+    ),
+    (
+        "pubsub introspection",
+        "SUBSCRIBE\r\nPUBLISH a\r\nPUBSUB\r\nPUBSUB FOO\r\nPUBSUB NUMPAT x\r\nPUBSUB CHANNELS a b\r\nPUBSUB HELP\r\nPUBSUB NUMSUB\r\nPUBSUB NUMSUB a b\r\nPUBSUB SHARDNUMSUB a\r\nPUBSUB CHANNELS\r\nPUBSUB SHARDCHANNELS x*\r\nPUBSUB NUMPAT\r\nSPUBLISH a b\r\nPUBLISH a b\r\nUNSUBSCRIBE x y\r\nPUNSUBSCRIBE\r\nSUNSUBSCRIBE\r\n",
+        "-ERR wrong number of arguments for 'subscribe' command\r\n-ERR wrong number of arguments for 'publish' command\r\n-ERR wrong number of arguments for 'pubsub' command\r\n-ERR unknown subcommand 'FOO'. Try PUBSUB HELP.\r\n-ERR wrong number of arguments for 'pubsub|numpat' command\r\n-ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.\r\n*14\r\n+PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+CHANNELS [<pattern>]\r\n+    Return the currently active channels matching a <pattern> (default: '*').\r\n+NUMPAT\r\n+    Return number of subscriptions to patterns.\r\n+NUMSUB [<channel> ...]\r\n+    Return the number of subscribers for the specified channels, excluding\r\n+    pattern subscriptions(default: no channels).\r\n+SHARDCHANNELS [<pattern>]\r\n+    Return the currently active shard level channels matching a <pattern> (default: '*').\r\n+SHARDNUMSUB [<shardchannel> ...]\r\n+    Return the number of subscribers for the specified shard level channel(s)\r\n+HELP\r\n+    Prints this help.\r\n*0\r\n*4\r\n$1\r\na\r\n:0\r\n$1\r\nb\r\n:0\r\n*2\r\n$1\r\na\r\n:0\r\n*0\r\n*0\r\n:0\r\n:0\r\n:0\r\n*3\r\n$11\r\nunsubscribe\r\n$1\r\nx\r\n:0\r\n*3\r\n$11\r\nunsubscribe\r\n$1\r\ny\r\n:0\r\n*3\r\n$12\r\npunsubscribe\r\n$-1\r\n:0\r\n*3\r\n$12\r\nsunsubscribe\r\n$-1\r\n:0\r\n"
+    ),
+    (
+        "pubsub in multi",
+        "MULTI\r\nSUBSCRIBE m\r\nSSUBSCRIBE s\r\nGET k\r\nEXEC\r\nGET k\r\nRESET\r\nSUBSCRIBE m\r\nMULTI\r\nPING\r\nEXEC\r\nRESET\r\nGET k\r\n",
+        "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n*3\r\n$9\r\nsubscribe\r\n$1\r\nm\r\n:1\r\n-ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client\r\n$-1\r\n-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n+RESET\r\n*3\r\n$9\r\nsubscribe\r\n$1\r\nm\r\n:1\r\n-ERR Can't execute 'multi': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n*2\r\n$4\r\npong\r\n$0\r\n\r\n-EXECABORT Transaction discarded because of: Can't execute 'exec': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n+RESET\r\n$-1\r\n"
+    ),
+    (
+        "client reply",
+        "CLIENT REPLY OFF\r\nPING\r\nSUBSCRIBE a\r\nUNSUBSCRIBE\r\nCLIENT REPLY ON\r\nCLIENT REPLY SKIP\r\nPING\r\nPING x\r\nCLIENT REPLY SKIP\r\nCLIENT REPLY SKIP\r\nPING 1\r\nPING 2\r\nCLIENT REPLY FOO\r\nCLIENT REPLY\r\nCLIENT REPLY OFF\r\nRESET\r\nPING\r\n",
+        "*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n*3\r\n$11\r\nunsubscribe\r\n$1\r\na\r\n:0\r\n+OK\r\n$1\r\nx\r\n$1\r\n2\r\n-ERR syntax error\r\n-ERR wrong number of arguments for 'client|reply' command\r\n+RESET\r\n+PONG\r\n"
+    ),
+    (
+        "resp3 pubsub",
+        "SUBSCRIBE a\r\nPUBLISH a self\r\nGET k\r\nPSUBSCRIBE *\r\nPUBLISH a two\r\nPING\r\nPING x\r\nUNSUBSCRIBE\r\nPUNSUBSCRIBE\r\nPUNSUBSCRIBE\r\nSSUBSCRIBE s\r\nSPUBLISH s m\r\nSUNSUBSCRIBE\r\nPUBSUB NUMSUB a\r\nPUBSUB CHANNELS\r\nUNSUBSCRIBE a\r\n",
+        ">3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n>3\r\n$7\r\nmessage\r\n$1\r\na\r\n$4\r\nself\r\n:1\r\n_\r\n>3\r\n$10\r\npsubscribe\r\n$1\r\n*\r\n:2\r\n>3\r\n$7\r\nmessage\r\n$1\r\na\r\n$3\r\ntwo\r\n>4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$1\r\na\r\n$3\r\ntwo\r\n:2\r\n+PONG\r\n$1\r\nx\r\n>3\r\n$11\r\nunsubscribe\r\n$1\r\na\r\n:1\r\n>3\r\n$12\r\npunsubscribe\r\n$1\r\n*\r\n:0\r\n>3\r\n$12\r\npunsubscribe\r\n_\r\n:0\r\n>3\r\n$10\r\nssubscribe\r\n$1\r\ns\r\n:1\r\n>3\r\n$8\r\nsmessage\r\n$1\r\ns\r\n$1\r\nm\r\n:1\r\n>3\r\n$12\r\nsunsubscribe\r\n$1\r\ns\r\n:0\r\n*2\r\n$1\r\na\r\n:0\r\n*0\r\n>3\r\n$11\r\nunsubscribe\r\n$1\r\na\r\n:0\r\n"
+    ),
+    (
+        "resp3 client reply", "CLIENT REPLY OFF\r\nSUBSCRIBE a\r\nPING\r\nCLIENT REPLY ON\r\nPING\r\nUNSUBSCRIBE\r\n",
+        ">3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n+OK\r\n+PONG\r\n>3\r\n$11\r\nunsubscribe\r\n$1\r\na\r\n:0\r\n"
+    ),
+    (
         "resp3 lcs idx", "MSET a ohmytext b mynewtext\r\nLCS a b IDX\r\nLCS a b IDX WITHMATCHLEN\r\n",
         "+OK\r\n%2\r\n$7\r\nmatches\r\n*2\r\n*2\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n*2\r\n*2\r\n:2\r\n:3\r\n*2\r\n:0\r\n:1\r\n$3\r\nlen\r\n:6\r\n%2\r\n$7\r\nmatches\r\n*2\r\n*3\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n:4\r\n*3\r\n*2\r\n:2\r\n:3\r\n*2\r\n:0\r\n:1\r\n:2\r\n$3\r\nlen\r\n:6\r\n"
     ),

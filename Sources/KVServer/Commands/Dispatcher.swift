@@ -22,6 +22,9 @@ public final class Dispatcher {
     let scripts = ScriptEngine()
     /// The clients parked by a blocking command (BLPOP and friends).
     let blocked = BlockedClients()
+    /// The pub/sub subscriptions and the MONITOR clients, and the pushes
+    /// of the job under way (see `flushPushes`).
+    let pubsub = PubSub()
     /// True while EXEC runs its queue: nothing blocks inside a transaction.
     var inExec = false
     /// This dispatcher on its loop, for the timer of the parked clients'
@@ -36,6 +39,7 @@ public final class Dispatcher {
             keyspaceCommands + configCommands + infoCommands + introspectionCommands + stringCommands + keyCommands
             + sessionCommands + transactionCommands + observabilityCommands + scriptingCommands
             + hashCommands + setCommands + listCommands + sortedSetCommands + blockingCommands + memoryCommands
+            + pubSubCommands + monitorCommands
         for index in rows.indices { rows[index].id = index }
         return rows
     }()
@@ -63,6 +67,7 @@ public final class Dispatcher {
     public func clientDisconnected(id: Int) {
         guard let session = sessions.close(id: id) else { return }
         unwatchAll(session)
+        pubsub.removeAll(of: session)
         if blocked.unpark(id, in: databases) != nil { armBlockingTimer() }
     }
 
@@ -71,6 +76,15 @@ public final class Dispatcher {
     /// and submits nothing meanwhile.
     public func isParked(client: Int) -> Bool {
         blocked.isParked(client)
+    }
+
+    /// Sends the pushes gathered since the last call (pub/sub messages,
+    /// MONITOR lines) to their clients' loops, one post per loop. Called at
+    /// the end of each core job that ran batches, after the job's replies
+    /// were posted, so a client's subscription is confirmed before its
+    /// first message arrives.
+    public func flushPushes() {
+        pubsub.outbox.flush()
     }
 
     /// The row for a command name in any case. A name longer than every
@@ -115,11 +129,14 @@ public final class Dispatcher {
         // Its Unix time, which expiry compares with, comes from that same
         // read: the wall clock is read once per batch.
         var previous = monotonicNanoseconds()
+        // Pushes count against the batch's budget too: a publisher's batch
+        // that fans out a lot hands the rest back, as a large reply does.
+        let pushedBefore = pubsub.outbox.byteCount
         let (batchStart, batchUnix) = (previous, unixMilliseconds())
         defer { clock.fixed = nil }
         batch.forEach { request in
             clock.fixed = batchUnix + Int64((previous - batchStart) / 1_000_000)
-            let command = execute(request, for: session, into: &out)
+            let command = executeSilencing(request, for: session, into: &out)
             let now = monotonicNanoseconds()
             if let command { stats.record(command, request, took: now - previous, by: session) }
             previous = now
@@ -130,7 +147,7 @@ public final class Dispatcher {
             // A parked client's batch stops at its blocking command; the
             // requests after it go back to the connection.
             if blocked.count > 0 && blocked.isParked(session.id) { return false }
-            return out.byteCount < Dispatcher.replyBudget
+            return out.byteCount + pubsub.outbox.byteCount - pushedBefore < Dispatcher.replyBudget
         }
         stats.counters.publish(commands: stats.commandsProcessed, keys: databases.keyCount)
         return (out.finish(), executed < batch.count ? batch.dropping(first: executed) : nil)
@@ -158,16 +175,102 @@ public final class Dispatcher {
             out.error("NOAUTH Authentication required.")
             return nil
         }
+        // Redis checks these two as a request arrives, not inside EXEC.
+        if session.monitoring && !inExec && Dispatcher.touchesKeyspace(command, request) {
+            reject(command, "Replica can't interact with the keyspace", session, &out)
+            return nil
+        }
+        if !session.resp3 && session.isSubscribed && !inExec && !Dispatcher.allowedWhileSubscribed[command.id] {
+            reject(
+                command,
+                "Can't execute '\(fullName(command, request))': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                session, &out)
+            return nil
+        }
         if session.transaction != nil && !command.flags.contains(.transactionControl) {
             session.transaction!.queued.append(request)
             out.simple("QUEUED")
             return nil
         }
+        let monitored = !pubsub.monitors.isEmpty
+        if monitored { feedMonitors(request, command: command.id, session: session, before: true) }
         switch command.handler {
         case .keyspace(let handler): handler(databases[session.database], request, &out)
         case .session(let handler): handler(self, session, request, &out)
         }
+        if monitored || !pubsub.monitors.isEmpty {
+            feedMonitors(request, command: command.id, session: session, before: false)
+        }
         return command.id
+    }
+
+    /// Redis's rejectCommand: the error, and a transaction being queued
+    /// fails at EXEC; a refused EXEC itself aborts the transaction.
+    private func reject(_ command: Command, _ message: String, _ session: ClientSession, _ out: inout ReplyWriter) {
+        guard command.name == "exec" else {
+            session.transaction?.refused = true
+            return out.error("ERR " + message)
+        }
+        session.transaction = nil
+        unwatchAll(session)
+        out.error("EXECABORT Transaction discarded because of: " + message)
+    }
+
+    /// What a RESP2 client with subscriptions may still send, by `Command.id`.
+    static let allowedWhileSubscribed: [Bool] = rows.map {
+        [
+            "ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe", "quit",
+            "reset",
+        ]
+        .contains($0.name)
+    }
+
+    /// Redis's name for what a request runs: `client|list` for a container's
+    /// subcommand, the command's own name otherwise.
+    private func fullName(_ command: Command, _ request: Request) -> String {
+        let containers: Set<String> = [
+            "client", "config", "command", "object", "script", "memory", "slowlog", "latency", "pubsub", "function",
+            "acl", "cluster", "module", "xinfo", "xgroup",
+        ]
+        guard containers.contains(command.name), request.count > 1 else { return command.name }
+        return command.name + "|" + String(decoding: lowercased(request[1]), as: UTF8.self)
+    }
+
+    /// Runs one request of a batch, honouring CLIENT REPLY: a silenced
+    /// command runs into a scratch writer whose output is dropped, except a
+    /// subscription command's, which is all pushes (Redis sends pushes
+    /// whatever the reply mode), and the answer of what turns replies on.
+    private func executeSilencing(
+        _ request: Request, for session: ClientSession, into out: inout ReplyWriter
+    ) -> Int? {
+        switch session.replyMode {
+        case .on:
+            return execute(request, for: session, into: &out)
+        case .skipNext:
+            session.replyMode = .on  // the command may set it again (another SKIP)
+        case .off:
+            break
+        }
+        var scratch = ReplyWriter()
+        scratch.resp3 = out.resp3
+        let command = execute(request, for: session, into: &scratch)
+        // A refused command (nil) did not turn anything on.
+        if let command, turnsRepliesOn(request) || Dispatcher.subscriptionCommands[command] {
+            out.raw(scratch.finish().chunks.flatMap { $0 })
+        }
+        return command
+    }
+
+    /// The commands whose replies are all pushes, by `Command.id`.
+    static let subscriptionCommands: [Bool] = rows.map {
+        ["subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe"].contains($0.name)
+    }
+
+    /// CLIENT REPLY ON and RESET turn the replies on before they answer.
+    private func turnsRepliesOn(_ request: Request) -> Bool {
+        if request.count == 1 && equalsIgnoringCase(request.raw(0), "reset") { return true }
+        return request.count == 3 && equalsIgnoringCase(request.raw(0), "client")
+            && equalsIgnoringCase(request.raw(1), "reply") && equalsIgnoringCase(request.raw(2), "on")
     }
 }
 

@@ -8,7 +8,7 @@ import Glibc
 
 /// The rows of the keyspace commands.
 let keyspaceCommands: [Command] = [
-    Command("ping", arity: -1, keys: .none, ping),
+    Command("ping", arity: -1, keys: .none) { _, session, r, out in ping(session, r, &out) },
     Command("echo", arity: 2, keys: .none) { _, r, out in out.bulk(r[1]) },
     Command("get", arity: 2, keys: .one, get),
     Command("set", arity: -3, keys: .one, set),
@@ -90,11 +90,18 @@ func decimalBytes(_ value: Int) -> [UInt8] { Array(String(value).utf8) }
 
 // MARK: - Handlers
 
-private func ping(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    switch r.count {
-    case 1: out.simple("PONG")
-    case 2: out.bulk(r[1])
-    default: out.error("ERR wrong number of arguments for 'ping' command")
+/// PING; a RESP2 client with subscriptions gets the pub/sub form, an
+/// array of "pong" and the argument (empty without one), as in Redis.
+private func ping(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
+    guard r.count <= 2 else { return out.error("ERR wrong number of arguments for 'ping' command") }
+    if !session.resp3 && session.isSubscribed {
+        out.arrayHeader(2)
+        out.bulk(Array("pong".utf8))
+        out.bulk(r.count == 2 ? r[1] : [])
+    } else if r.count == 1 {
+        out.simple("PONG")
+    } else {
+        out.bulk(r[1])
     }
 }
 

@@ -39,6 +39,8 @@ let sessionCommands: [Command] = [
     Command("reset", arity: 1, keys: .none, flags: [.noAuth, .transactionControl]) { dispatcher, session, _, out in
         session.transaction = nil
         dispatcher.unwatchAll(session)
+        dispatcher.pubsub.removeAll(of: session)
+        session.replyMode = .on
         session.database = 0
         session.name = []
         session.resp3 = false
@@ -216,6 +218,18 @@ extension Dispatcher {
             out.verbatim(chosen.map { $0.listLine(now: now) + "\n" }.joined())
         case "kill":
             kill(session, r, &out)
+        case "reply":
+            guard arity(3) else { return }
+            if equalsIgnoringCase(r.raw(2), "on") {
+                session.replyMode = .on
+                out.ok()
+            } else if equalsIgnoringCase(r.raw(2), "off") {
+                session.replyMode = .off
+            } else if equalsIgnoringCase(r.raw(2), "skip") {
+                if session.replyMode != .off { session.replyMode = .skipNext }
+            } else {
+                out.error("ERR syntax error")
+            }
         case "unblock" where r.count == 3 || r.count == 4:
             // CLIENT UNBLOCK id [TIMEOUT|ERROR], as Redis checks it: the reason, then the id.
             var withError = false
@@ -246,7 +260,8 @@ extension Dispatcher {
                 out.error(bytes: Array("ERR Unknown client type '".utf8) + r[3] + [39])
                 return nil
             }
-            return type == "normal" ? chosen : []
+            guard type == "normal" || type == "pubsub" else { return [] }
+            return chosen.filter { $0.isSubscribed == (type == "pubsub") }
         }
         if equalsIgnoringCase(r[2], "id") && r.count >= 4 {
             var ids: Set<Int> = []
@@ -278,7 +293,7 @@ extension Dispatcher {
         var id: Int?
         var address: [UInt8]?
         var localAddress: [UInt8]?
-        var normalOnly: Bool?
+        var type: String?
         var skipMe = true
         var index = 2
         while index < r.count {
@@ -298,11 +313,11 @@ extension Dispatcher {
                     return out.error(bytes: Array("ERR No such user '".utf8) + value + [39])
                 }
             } else if equalsIgnoringCase(option, "type") {
-                let type = String(decoding: lowercased(value), as: UTF8.self)
-                guard ["normal", "master", "replica", "slave", "pubsub"].contains(type) else {
+                let kind = String(decoding: lowercased(value), as: UTF8.self)
+                guard ["normal", "master", "replica", "slave", "pubsub"].contains(kind) else {
                     return out.error(bytes: Array("ERR Unknown client type '".utf8) + value + [39])
                 }
-                normalOnly = type == "normal"
+                type = kind
             } else if equalsIgnoringCase(option, "skipme") {
                 if equalsIgnoringCase(value, "yes") {
                     skipMe = true
@@ -321,7 +336,9 @@ extension Dispatcher {
             if let id, candidate.id != id { continue }
             if let address, Array(candidate.info.address.utf8) != address { continue }
             if let localAddress, Array(candidate.info.localAddress.utf8) != localAddress { continue }
-            if normalOnly == false { continue }
+            if let type, (type != "normal" && type != "pubsub") || candidate.isSubscribed != (type == "pubsub") {
+                continue
+            }
             if skipMe && candidate === session { continue }
             candidate.info.kill()
             killed += 1

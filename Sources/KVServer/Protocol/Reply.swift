@@ -188,6 +188,14 @@ public struct ReplyWriter: Sendable {
         crlf()
     }
 
+    /// An out-of-band push of `count` elements (pub/sub's messages and
+    /// subscription notices): `><count>` in RESP3, an array in RESP2.
+    public mutating func pushHeader(_ count: Int) {
+        bytes.append(UInt8(ascii: resp3 ? ">" : "*"))
+        decimal(count)
+        crlf()
+    }
+
     /// `*<count>\r\n`; the `count` elements follow.
     public mutating func arrayHeader(_ count: Int) {
         bytes.append(UInt8(ascii: "*"))

@@ -14,6 +14,7 @@ let commandsRefusedToScripts: Set<String> = [
     "hello", "auth", "client", "reset", "quit", "function", "multi", "exec", "discard", "watch", "unwatch",
     "eval", "evalsha", "eval_ro", "evalsha_ro", "script", "config", "latency",
     "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax",
+    "subscribe", "ssubscribe", "psubscribe", "unsubscribe", "sunsubscribe", "punsubscribe", "monitor",
 ]
 
 /// What a read-only script may not call (Redis 7.0's `write` flag, for kvd's commands).

@@ -86,6 +86,9 @@ final class Connection: @unchecked Sendable {
     private let mode: ConnectionMode
     /// The way to the core: sessions, and batches run in place.
     private let hop: CoreHop
+    /// Set by the core while the client has subscriptions: it is then held
+    /// to the pub/sub output limit.
+    private let subscriberMark = SubscriberMark()
     @exclusivity(unchecked) private var parser: RESPParser
     private var readWatch: Watch?
     private var writeWatch: Watch?
@@ -160,7 +163,8 @@ final class Connection: @unchecked Sendable {
             ClientInfo(
                 id: id, address: socketAddress(fd, peer: true), localAddress: socketAddress(fd, peer: false), fd: fd,
                 kill: { try? loop.post { self.kill() } },
-                resume: { replies in try? loop.post { self.unparked(replies) } }))
+                resume: { replies in try? loop.post { self.unparked(replies) } }, outlet: worker.outlet,
+                subscriberMark: subscriberMark))
         try resumeReading()
     }
 
@@ -415,7 +419,8 @@ final class Connection: @unchecked Sendable {
     /// counts, as in Redis (so a single reply larger than the hard limit
     /// closes the client too).
     private func enforceOutputLimit() {
-        let limit = worker.server.options.outputBufferLimit
+        let options = worker.server.options
+        let limit = subscriberMark.isSubscriber ? options.pubsubOutputBufferLimit : options.outputBufferLimit
         let waiting = outboundBytes
         if limit.hard > 0 && waiting > limit.hard {
             disconnectOverLimit(waiting, "hard limit \(limit.hard)")
@@ -431,6 +436,25 @@ final class Connection: @unchecked Sendable {
         if now - since > Int64(limit.softSeconds) * 1000 {
             disconnectOverLimit(waiting, "soft limit \(limit.soft) for \(limit.softSeconds) s")
         }
+    }
+
+    /// Pushes from the core (pub/sub messages, MONITOR lines), written
+    /// after whatever is queued, whatever the exchange with the core: they
+    /// are not replies to anything. They count against the output limit
+    /// like replies, so a subscriber that does not read is cut off.
+    func push(_ bytes: [UInt8]) {
+        guard ending != .closed, ending != .aborted else { return }
+        outbound.append(bytes)
+        outboundBytes += bytes.count
+        enforceOutputLimit()
+        flush()
+    }
+
+    /// One core job's pushes alone passed the hard limit: they were
+    /// dropped on the core, and the client is cut off here.
+    func disconnectOverPushLimit() {
+        guard ending != .closed else { return }
+        disconnectOverLimit(outboundBytes, "hard limit \(worker.server.options.pubsubOutputBufferLimit.hard)")
     }
 
     private func disconnectOverLimit(_ waiting: Int, _ which: String) {

@@ -45,6 +45,8 @@ public struct CoreHop: Sendable {
                 return (replies, rest, dispatcher.isParked(client: entry.client))
             }
             try? replyLoop.post { deliver(results) }
+            // After the replies: a subscription they confirm goes out first.
+            dispatcher.flushPushes()
         }
     }
 
@@ -58,6 +60,8 @@ public struct CoreHop: Sendable {
     ) -> (Replies, rest: RequestBatch?, parked: Bool) {
         dispatcher.withValue { dispatcher in
             let (replies, rest) = dispatcher.execute(batch, client: client, replyBuffer: &replyBuffer)
+            // Posted, even to this loop: they are written after these replies.
+            dispatcher.flushPushes()
             return (replies, rest, dispatcher.isParked(client: client))
         }
     }

@@ -14,7 +14,8 @@ final class Worker: @unchecked Sendable {
     unowned let server: Server
     private var listenFD: Int32 = -1
     private var acceptWatch: Watch?
-    private var connections: [Int32: Connection] = [:]
+    /// Its connections, by client id.
+    private var connections: [Int: Connection] = [:]
     /// This turn's submissions, sent to the core together (see `submit`).
     private var outgoing: [(connection: Connection, batch: RequestBatch)] = []
     private var shuttingDown = false
@@ -23,6 +24,8 @@ final class Worker: @unchecked Sendable {
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     /// A descriptor held in reserve for the fd limit (see `refuseAtFdLimit`).
     private var reserveFD: Int32 = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    /// The door through which the core sends its connections' pushes.
+    private(set) lazy var outlet = makeOutlet()
 
     /// A worker on a loop of its own.
     init(index: Int, server: Server) throws {
@@ -88,7 +91,7 @@ final class Worker: @unchecked Sendable {
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             let connection = Connection(
                 fd: fd, id: server.nextClientID(), worker: self, limits: server.options.limits)
-            connections[fd] = connection
+            connections[connection.id] = connection
             do {
                 try connection.start()
             } catch {
@@ -165,8 +168,28 @@ final class Worker: @unchecked Sendable {
         }
     }
 
+    private func makeOutlet() -> PushOutlet {
+        PushOutlet(hardLimit: server.options.pubsubOutputBufferLimit.hard) { [weak self, loop] pushes in
+            guard let worker = self else { return }
+            try? loop.post { worker.deliver(pushes) }
+        }
+    }
+
+    /// Loop thread: one core job's pushes for this loop's connections (a
+    /// connection closed meanwhile gets nothing).
+    private func deliver(_ pushes: [Push]) {
+        for push in pushes {
+            guard let connection = connections[push.client] else { continue }
+            if push.overLimit {
+                connection.disconnectOverPushLimit()
+            } else {
+                connection.push(push.bytes)
+            }
+        }
+    }
+
     func connectionClosed(_ connection: Connection) {
-        connections[connection.fd] = nil
+        connections[connection.id] = nil
         server.clientClosed()
         reportIfDone()
     }

@@ -22,11 +22,18 @@ public struct ClientInfo: Sendable {
     /// Delivers the reply of a parked blocking command, on the connection's
     /// worker, after which it goes on with its requests (called on the core).
     public let resume: @Sendable (Replies) -> Void
+    /// Where pushes for it go (pub/sub messages, MONITOR lines): its loop's
+    /// door (nil: a session with no connection, which gets none).
+    public let outlet: PushOutlet?
+    /// Set by the core while it has subscriptions: its loop then holds it
+    /// to the pub/sub output limit.
+    public let subscriberMark: SubscriberMark
 
     /// A connection's facts.
     public init(
         id: Int, address: String, localAddress: String, fd: Int32, kill: @escaping @Sendable () -> Void,
-        resume: @escaping @Sendable (Replies) -> Void = { _ in }
+        resume: @escaping @Sendable (Replies) -> Void = { _ in }, outlet: PushOutlet? = nil,
+        subscriberMark: SubscriberMark = SubscriberMark()
     ) {
         self.id = id
         self.address = address
@@ -34,6 +41,8 @@ public struct ClientInfo: Sendable {
         self.fd = fd
         self.kill = kill
         self.resume = resume
+        self.outlet = outlet
+        self.subscriberMark = subscriberMark
     }
 }
 
@@ -72,6 +81,30 @@ final class ClientSession {
     @exclusivity(unchecked) var lastCommandAt = monotonicMilliseconds()
     /// The last command's `Command.id` (nil: none yet).
     @exclusivity(unchecked) var lastCommand: Int?
+    /// Pub/sub: the channels, patterns and shard channels it listens to.
+    var channels = SubscriptionSet()
+    var patterns = SubscriptionSet()
+    var shardChannels = SubscriptionSet()
+    /// Where its pushes of the job under way are in the `PushOutbox`
+    /// (valid in that generation only).
+    var pushSlot = (generation: -1, loop: 0, index: 0)
+    /// MONITOR was sent: every command run is pushed to it.
+    var monitoring = false
+    /// CLIENT REPLY: whether its replies are sent.
+    @exclusivity(unchecked) var replyMode = ReplyMode.on
+
+    /// CLIENT REPLY's modes (pushes are sent in all of them, as in Redis).
+    enum ReplyMode {
+        case on
+        /// CLIENT REPLY OFF.
+        case off
+        /// CLIENT REPLY SKIP was the last command: the next one is silenced.
+        case skipNext
+    }
+
+    /// Redis's "pub/sub context": SUBSCRIBE, PSUBSCRIBE or SSUBSCRIBE
+    /// left it listening to something.
+    var isSubscribed: Bool { channels.count + patterns.count + shardChannels.count > 0 }
 
     init(info: ClientInfo, authenticated: Bool) {
         self.info = info
@@ -83,13 +116,16 @@ final class ClientSession {
     /// CLIENT LIST's line for this client (the fields kvd knows; Redis's
     /// memory figures are left out rather than made up).
     func listLine(now: Int64) -> String {
-        let flags = transaction == nil ? "N" : "x"
+        var flags = monitoring ? "O" : ""
+        if isSubscribed { flags += "P" }
+        if transaction != nil { flags += "x" }
+        if flags.isEmpty { flags = "N" }
         let name = String(decoding: self.name, as: UTF8.self)
         let library = String(decoding: libraryName, as: UTF8.self)
         let version = String(decoding: libraryVersion, as: UTF8.self)
         return "id=\(id) addr=\(info.address) laddr=\(info.localAddress) fd=\(info.fd) name=\(name)"
             + " age=\((now - connectedAt) / 1000) idle=\((now - lastCommandAt) / 1000) flags=\(flags)"
-            + " db=\(database) sub=0 psub=0 ssub=0 multi=\(transaction.map { $0.queued.count } ?? -1)"
+            + " db=\(database) sub=\(channels.count) psub=\(patterns.count) ssub=\(shardChannels.count) multi=\(transaction.map { $0.queued.count } ?? -1)"
             + " watch=\(watched.count) cmd=\(lastCommand.map { Dispatcher.rows[$0].name } ?? "NULL") user=default redir=-1 resp=\(resp3 ? 3 : 2)"
             + " lib-name=\(library) lib-ver=\(version)"
     }
