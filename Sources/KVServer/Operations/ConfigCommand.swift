@@ -30,6 +30,7 @@ private let limitParameters: [LimitParameter] = [
     .init(names: ["list-compress-depth"], value: \.compressDepth, range: 0...Int(Int32.max)),
     .init(names: ["zset-max-listpack-entries", "zset-max-ziplist-entries"], value: \.zsetEntries, range: 0...Int.max),
     .init(names: ["zset-max-listpack-value", "zset-max-ziplist-value"], value: \.zsetValue, range: 0...Int.max),
+    .init(names: ["busy-reply-threshold", "lua-time-limit"], value: \.busyReplyThreshold, range: 0...Int.max),
 ]
 
 private func config(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
