@@ -24,6 +24,12 @@ public final class ScriptActivity: Sendable {
     /// | generation (bits 8 and up, one more per script, so that a kill
     /// meant for a script that ended cannot land on the next).
     private let word = Atomic<UInt64>(0)
+    /// When the running script started, and its busy threshold (monotonic
+    /// ms): an I/O thread sees a script busy once it is past its threshold
+    /// even before the hook marked it (the script may be inside one long C
+    /// call, `string.rep` say, where no hook runs).
+    private let startedAt = Atomic<Int64>(0)
+    private let threshold = Atomic<Int64>(0)
 
     private static let running: UInt64 = 1
     private static let busy: UInt64 = 2
@@ -35,7 +41,9 @@ public final class ScriptActivity: Sendable {
     // MARK: The core's side
 
     /// Core: a script (or a function, with `function`) starts.
-    func begin(function: Bool) {
+    func begin(function: Bool, threshold: Int64) {
+        startedAt.store(monotonicMilliseconds(), ordering: .relaxed)
+        self.threshold.store(threshold, ordering: .relaxed)
         let generation = (word.load(ordering: .relaxed) >> 8) &+ 1
         let kind = function ? ScriptActivity.function : 0
         word.store(generation << 8 | ScriptActivity.running | kind, ordering: .releasing)
@@ -71,7 +79,12 @@ public final class ScriptActivity: Sendable {
     // MARK: Any thread
 
     /// True while a script is past its busy threshold.
-    public var isBusy: Bool { word.load(ordering: .relaxed) & ScriptActivity.busy != 0 }
+    public var isBusy: Bool {
+        let current = word.load(ordering: .acquiring)
+        guard current & ScriptActivity.phaseMask != 0 else { return false }  // the common case: one load
+        return current & ScriptActivity.busy != 0
+            || monotonicMilliseconds() - startedAt.load(ordering: .relaxed) >= threshold.load(ordering: .relaxed)
+    }
 
     /// The replies to `batch` while a script is busy, or nil when none is
     /// (the batch then goes to the core as usual). Any thread.

@@ -172,8 +172,9 @@ final class ScriptEngine {
         }
         kvd_lua_pop(L, 1)
         self.run = run
-        activity.begin(function: false)
-        current = (sha, monotonicMilliseconds(), Int64(run.dispatcher.databases.limits.busyReplyThreshold), false)
+        let threshold = Int64(run.dispatcher.databases.limits.busyReplyThreshold)
+        activity.begin(function: false, threshold: threshold)
+        current = (sha, monotonicMilliseconds(), threshold, false)
         memory.pointee.limit = memory.pointee.used + ScriptEngine.scriptMemoryLimit
         kvd_lua_sethook(L, scriptHook, Unmanaged.passUnretained(self).toOpaque(), LUA_MASKCOUNT, 100_000)
         let failed = lua_pcall(L, 0, 1, -2)
