@@ -59,11 +59,14 @@ private func waitUntilBusy(_ server: Server) -> Bool {
             let caller = try TestClient(port: server.port)
             let other = try TestClient(port: server.port)
             #expect(call(other, "CONFIG", "SET", "busy-reply-threshold", "50") == "+OK\r\n")
-            // Writes, then runs for one to two seconds by the server's clock.
+            // Writes, then runs for two to three seconds by the server's clock,
+            // mostly in plain Lua (so that the hook runs often, also when a
+            // sanitizer slows every call down).
             send(
                 caller, "EVAL",
-                "redis.call('set', 'k', 'v') local t = redis.call('time')[1] + 2 "
-                    + "while tonumber(redis.call('time')[1]) < tonumber(t) do end return 'done'", "0")
+                "redis.call('set', 'k', 'v') local t = redis.call('time')[1] + 3 local i = 0 "
+                    + "while i % 10000 ~= 0 or tonumber(redis.call('time')[1]) < tonumber(t) do i = i + 1 end "
+                    + "return 'done'", "0")
             #expect(waitUntilBusy(server))
             #expect(call(other, "SCRIPT", "KILL").hasPrefix("-UNKILLABLE Sorry the script already executed write"))
             #expect(call(other, "SET", "k", "other") == busy)
@@ -89,6 +92,23 @@ private func waitUntilBusy(_ server: Server) -> Bool {
         #expect(eventually(within: 10) { !process.isRunning })
         #expect(process.terminationStatus == 0)
         #expect(caller.readAll().isEmpty)
+    }
+
+    @Test func theLogNamesABusyScriptAndTheSlowJobThatRanIt() throws {
+        let (process, output, port) = try launchKVD(["--port", "0", "--io-threads", "1"])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let caller = try TestClient(port: port)
+        let other = try TestClient(port: port)
+        #expect(call(other, "CONFIG", "SET", "busy-reply-threshold", "50") == "+OK\r\n")
+        send(caller, "EVAL", "while true do end", "0")
+        let sha = "694a5fe1ddb97a4c6a1bf299d9537c7d3d0f84e7"
+        let log = readOutput(output, until: "Script name is: \(sha).")
+        #expect(log.contains("kvd: slow script detected: still in execution after "))
+        #expect(call(other, "SCRIPT", "KILL") == "+OK\r\n")
+        #expect(caller.readLine().hasPrefix("-ERR Script killed by user with SCRIPT KILL..."))
+        let report = readOutput(output, until: "running script \(sha)\n")
+        #expect(report.contains("kvd: slow job KVServer/CoreHop.swift:"))
+        #expect(report.contains("running script \(sha)\n"))
     }
 
     @Test func aScriptThatAllocatesWithoutBoundFailsAtItsHeapLimitAndKvdServesOn() throws {

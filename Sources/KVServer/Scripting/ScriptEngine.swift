@@ -40,9 +40,10 @@ final class ScriptEngine {
     /// With `--io-threads 0`: serves the core's other connections while a
     /// script is busy (set by the worker that lives on the core loop).
     var serveClientsWhileBusy: (() -> Void)?
-    /// The last script that passed the busy threshold, for the slow-job
-    /// report of the job that ran it (`takeSlowScript`).
-    private var slowScript: String?
+    /// The last script that passed the busy threshold, and when it ended
+    /// (monotonic ms), for the slow-job report of the job that ran it
+    /// (`takeSlowScript`).
+    private var slowScript: (sha: String, endedAt: Int64)?
     /// The script that runs: its SHA, when it started, its threshold, and
     /// whether it is busy yet.
     private var current: (sha: String, startedAt: Int64, threshold: Int64, busy: Bool)?
@@ -181,7 +182,9 @@ final class ScriptEngine {
         kvd_lua_sethook(L, nil, nil, 0, 0)
         memory.pointee.limit = 0
         if let current, current.busy {
-            log("kvd: the slow script \(sha) ended after \(monotonicMilliseconds() - current.startedAt) ms")
+            let now = monotonicMilliseconds()
+            slowScript = (sha, now)
+            log("kvd: the slow script \(sha) ended after \(now - current.startedAt) ms")
         }
         current = nil
         activity.end()
@@ -229,7 +232,6 @@ final class ScriptEngine {
             guard elapsed >= running.threshold else { return 0 }
             running.busy = true
             current = running
-            slowScript = running.sha
             log(
                 "kvd: slow script detected: still in execution after \(elapsed) milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: \(running.sha)."
             )
@@ -242,11 +244,16 @@ final class ScriptEngine {
         return 1
     }
 
-    /// The SHA of the script that made the job just reported slow pass its
-    /// busy threshold, once (nil when none did).
-    func takeSlowScript() -> String? {
+    /// The SHA of the busy script that ended within the last `window`
+    /// (the run time of the job just reported slow: so it ran in that job),
+    /// once; nil when none did. (With `--io-threads 0` scripts run in
+    /// watch callbacks, which make no slow-job report.)
+    func takeSlowScript(within window: Duration) -> String? {
         defer { slowScript = nil }
-        return slowScript
+        guard let slowScript else { return nil }
+        let (seconds, attoseconds) = window.components
+        let windowMilliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1
+        return monotonicMilliseconds() - slowScript.endedAt <= windowMilliseconds ? slowScript.sha : nil
     }
 
     private func log(_ line: String) {

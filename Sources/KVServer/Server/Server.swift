@@ -94,7 +94,7 @@ public final class Server: @unchecked Sendable {
             try coreLoop.onSlowJob(threshold: threshold) { [weak self] report in
                 let script = dispatcher.withValue { dispatcher in
                     dispatcher.stats.slowlog.record(report)
-                    return dispatcher.scripts.takeSlowScript()
+                    return dispatcher.scripts.takeSlowScript(within: report.runTime)
                 }
                 if let script {
                     self?.log("kvd: slow job \(report.label) held the core \(report.runTime) running script \(script)")
