@@ -213,7 +213,8 @@ SCRIPT_CASES = [
         ["EVAL", "local function f() return pcall(f) end return f()", "0"],
         ["EVAL", "return redis.call('blpop', 'l', 0)", "0"],
         ["EVAL", "return redis.call('blmpop', 0, 1, 'l', 'left')", "0"],
-        ["EVAL", "return redis.pcall('bzmpop', 0, 1, 'z', 'min')", "0"], ["SCRIPT", "KILL"])),
+        ["EVAL", "return redis.pcall('bzmpop', 0, 1, 'z', 'min')", "0"], ["SCRIPT", "KILL"],
+        ["FUNCTION", "KILL"], ["FUNCTION", "KILL", "x"])),
     ("config busy-reply-threshold", resp(
         ["CONFIG", "GET", "busy-reply-threshold"], ["CONFIG", "GET", "lua-time-limit"],
         ["CONFIG", "SET", "busy-reply-threshold", "100"], ["CONFIG", "GET", "busy-reply-threshold"],

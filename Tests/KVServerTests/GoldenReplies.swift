@@ -514,23 +514,23 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n:1\r\n-ERR Unknown Redis command called from script script: 206396248e12c6e742fd7296250433c8d7343b74, on @user_script:1.\r\n$1\r\n1\r\n"
     ),
     (
-        "eval hostile",
-        "*3\r\n$4\r\nEVAL\r\n$48\r\nlocal function f() return 1 + f() end return f()\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$49\r\nlocal function f() return pcall(f) end return f()\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$34\r\nreturn redis.call('blpop', 'l', 0)\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$46\r\nreturn redis.call('blmpop', 0, 1, 'l', 'left')\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$46\r\nreturn redis.pcall('bzmpop', 0, 1, 'z', 'min')\r\n$1\r\n0\r\n*2\r\n$6\r\nSCRIPT\r\n$4\r\nKILL\r\n",
-        "-ERR user_script:1: stack overflow script: 2c347ae0c7feaa40c62d8208d59e954ee9ff79ff, on @user_script:1.\r\n:1\r\n-ERR This Redis command is not allowed from script script: 9796143aa36f79ff4329423cd8247733070488e9, on @user_script:1.\r\n$-1\r\n$-1\r\n-NOTBUSY No scripts in execution right now.\r\n"
-    ),
-    (
         "config busy-reply-threshold",
         "*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$20\r\nbusy-reply-threshold\r\n*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$14\r\nlua-time-limit\r\n*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$20\r\nbusy-reply-threshold\r\n$3\r\n100\r\n*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$20\r\nbusy-reply-threshold\r\n*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$14\r\nlua-time-limit\r\n$3\r\n250\r\n*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$20\r\nbusy-reply-threshold\r\n*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$20\r\nbusy-reply-threshold\r\n$2\r\n-1\r\n*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$20\r\nbusy-reply-threshold\r\n$1\r\nx\r\n*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$20\r\nbusy-reply-threshold\r\n$4\r\n5000\r\n",
         "*2\r\n$20\r\nbusy-reply-threshold\r\n$4\r\n5000\r\n*2\r\n$14\r\nlua-time-limit\r\n$4\r\n5000\r\n+OK\r\n*2\r\n$20\r\nbusy-reply-threshold\r\n$3\r\n100\r\n+OK\r\n*2\r\n$20\r\nbusy-reply-threshold\r\n$3\r\n250\r\n-ERR CONFIG SET failed (possibly related to argument 'busy-reply-threshold') - argument must be between 0 and 9223372036854775807 inclusive\r\n-ERR CONFIG SET failed (possibly related to argument 'busy-reply-threshold') - argument couldn't be parsed into an integer\r\n+OK\r\n"
     ),
     (
-        "resp3 eval hostile",
-        "*3\r\n$4\r\nEVAL\r\n$48\r\nlocal function f() return 1 + f() end return f()\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$49\r\nlocal function f() return pcall(f) end return f()\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$34\r\nreturn redis.call('blpop', 'l', 0)\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$46\r\nreturn redis.call('blmpop', 0, 1, 'l', 'left')\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$46\r\nreturn redis.pcall('bzmpop', 0, 1, 'z', 'min')\r\n$1\r\n0\r\n*2\r\n$6\r\nSCRIPT\r\n$4\r\nKILL\r\n",
-        "-ERR user_script:1: stack overflow script: 2c347ae0c7feaa40c62d8208d59e954ee9ff79ff, on @user_script:1.\r\n:1\r\n-ERR This Redis command is not allowed from script script: 9796143aa36f79ff4329423cd8247733070488e9, on @user_script:1.\r\n_\r\n_\r\n-NOTBUSY No scripts in execution right now.\r\n"
-    ),
-    (
         "resp3 config busy-reply-threshold",
         "*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$20\r\nbusy-reply-threshold\r\n*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$14\r\nlua-time-limit\r\n*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$20\r\nbusy-reply-threshold\r\n$3\r\n100\r\n*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$20\r\nbusy-reply-threshold\r\n*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$14\r\nlua-time-limit\r\n$3\r\n250\r\n*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$20\r\nbusy-reply-threshold\r\n*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$20\r\nbusy-reply-threshold\r\n$2\r\n-1\r\n*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$20\r\nbusy-reply-threshold\r\n$1\r\nx\r\n*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$20\r\nbusy-reply-threshold\r\n$4\r\n5000\r\n",
         "%1\r\n$20\r\nbusy-reply-threshold\r\n$4\r\n5000\r\n%1\r\n$14\r\nlua-time-limit\r\n$4\r\n5000\r\n+OK\r\n%1\r\n$20\r\nbusy-reply-threshold\r\n$3\r\n100\r\n+OK\r\n%1\r\n$20\r\nbusy-reply-threshold\r\n$3\r\n250\r\n-ERR CONFIG SET failed (possibly related to argument 'busy-reply-threshold') - argument must be between 0 and 9223372036854775807 inclusive\r\n-ERR CONFIG SET failed (possibly related to argument 'busy-reply-threshold') - argument couldn't be parsed into an integer\r\n+OK\r\n"
+    ),
+    (
+        "eval hostile",
+        "*3\r\n$4\r\nEVAL\r\n$48\r\nlocal function f() return 1 + f() end return f()\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$49\r\nlocal function f() return pcall(f) end return f()\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$34\r\nreturn redis.call('blpop', 'l', 0)\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$46\r\nreturn redis.call('blmpop', 0, 1, 'l', 'left')\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$46\r\nreturn redis.pcall('bzmpop', 0, 1, 'z', 'min')\r\n$1\r\n0\r\n*2\r\n$6\r\nSCRIPT\r\n$4\r\nKILL\r\n*2\r\n$8\r\nFUNCTION\r\n$4\r\nKILL\r\n*3\r\n$8\r\nFUNCTION\r\n$4\r\nKILL\r\n$1\r\nx\r\n",
+        "-ERR user_script:1: stack overflow script: 2c347ae0c7feaa40c62d8208d59e954ee9ff79ff, on @user_script:1.\r\n:1\r\n-ERR This Redis command is not allowed from script script: 9796143aa36f79ff4329423cd8247733070488e9, on @user_script:1.\r\n$-1\r\n$-1\r\n-NOTBUSY No scripts in execution right now.\r\n-NOTBUSY No scripts in execution right now.\r\n-ERR wrong number of arguments for 'function|kill' command\r\n"
+    ),
+    (
+        "resp3 eval hostile",
+        "*3\r\n$4\r\nEVAL\r\n$48\r\nlocal function f() return 1 + f() end return f()\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$49\r\nlocal function f() return pcall(f) end return f()\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$34\r\nreturn redis.call('blpop', 'l', 0)\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$46\r\nreturn redis.call('blmpop', 0, 1, 'l', 'left')\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$46\r\nreturn redis.pcall('bzmpop', 0, 1, 'z', 'min')\r\n$1\r\n0\r\n*2\r\n$6\r\nSCRIPT\r\n$4\r\nKILL\r\n*2\r\n$8\r\nFUNCTION\r\n$4\r\nKILL\r\n*3\r\n$8\r\nFUNCTION\r\n$4\r\nKILL\r\n$1\r\nx\r\n",
+        "-ERR user_script:1: stack overflow script: 2c347ae0c7feaa40c62d8208d59e954ee9ff79ff, on @user_script:1.\r\n:1\r\n-ERR This Redis command is not allowed from script script: 9796143aa36f79ff4329423cd8247733070488e9, on @user_script:1.\r\n_\r\n_\r\n-NOTBUSY No scripts in execution right now.\r\n-NOTBUSY No scripts in execution right now.\r\n-ERR wrong number of arguments for 'function|kill' command\r\n"
     ),
 ]
