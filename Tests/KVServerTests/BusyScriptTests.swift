@@ -41,6 +41,9 @@ private func waitUntilBusy(_ server: Server) -> Bool {
             send(caller, "EVAL", "while true do end", "0")
             #expect(waitUntilBusy(server))
             #expect(call(other, "GET", "x") == busy)
+            // A client that connects meanwhile is accepted and answered too.
+            let late = try TestClient(port: server.port)
+            #expect(call(late, "PING") == busy)
             // A command kvd does not know is refused as Redis refuses it, before the busy gate.
             #expect(call(other, "NOSUCH").hasPrefix("-ERR unknown command 'NOSUCH'"))
             #expect(call(other, "SCRIPT", "KILL") == "+OK\r\n")
