@@ -102,7 +102,9 @@ class Canary:
         while not stop.is_set():
             start = time.monotonic()
             try:
-                if client.call("PING") != b"+PONG":
+                # BUSY (a script past busy-reply-threshold) is an answer too.
+                answer = client.call("PING")
+                if answer != b"+PONG" and not answer.startswith(b"-BUSY "):
                     failed.value = 1
             except Exception:
                 failed.value = 1
@@ -126,8 +128,8 @@ class Canary:
 
 
 def start(server, fd_limit=None):
-    if server == "kvd":
-        cmd = [KVD, "--port", str(PORT)]
+    if server.startswith("kvd"):
+        cmd = [KVD, "--port", str(PORT)] + (["--io-threads", "0"] if "io-threads 0" in server else [])
     else:
         cmd = ["redis-server", "--port", str(PORT), "--save", "", "--appendonly", "no", "--loglevel", "warning"]
     if fd_limit:
@@ -305,6 +307,83 @@ def million_patterns(pid):
             f"{elapsed:.1f} s; then one PUBLISH (a glob match per pattern) took {publish_ms:.0f} ms")
 
 
+def busy_script_killed(pid):
+    """A read-only endless script: others get BUSY past the threshold, and
+    SCRIPT KILL stops it."""
+    a, b = Client(), Client()
+    b.call("CONFIG", "SET", "busy-reply-threshold", "100")
+    start = time.monotonic()
+    a.send(resp("EVAL", "while true do end", "0"))
+    time.sleep(0.3)
+    busy = b.call("GET", "x")
+    kill_at = time.monotonic()
+    killed = b.call("SCRIPT", "KILL")
+    caller = a.reply()
+    stopped = time.monotonic() - kill_at
+    after = b.call("PING")
+    ok = busy.startswith(b"-BUSY ") and killed == b"+OK" and b"killed by user" in caller and after == b"+PONG"
+    return (f"{'ok' if ok else 'WRONG'}: BUSY at {(kill_at - start) * 1000:.0f} ms, SCRIPT KILL stopped it in "
+            f"{stopped * 1000:.0f} ms; caller got {caller[:40].decode(errors='replace')}")
+
+
+def busy_script_shutdown(pid):
+    """An endless script that wrote: SCRIPT KILL is refused, SHUTDOWN NOSAVE ends the server."""
+    a, b = Client(), Client()
+    b.call("CONFIG", "SET", "busy-reply-threshold", "100")
+    a.send(resp("EVAL", "redis.call('set', 'k', 'v') while true do end", "0"))
+    time.sleep(0.3)
+    refused = b.call("SCRIPT", "KILL")
+    start = time.monotonic()
+    b.send(resp("SHUTDOWN", "NOSAVE"))
+    while time.monotonic() - start < 10:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.01)
+    exited = time.monotonic() - start
+    ok = refused.startswith(b"-UNKILLABLE ")
+    return f"{'ok' if ok else 'WRONG'}: SCRIPT KILL refused (UNKILLABLE); SHUTDOWN NOSAVE: exited after {exited:.2f} s"
+
+
+def script_allocates(pid):
+    """A script that allocates without end: kvd fails it at its Lua heap
+    limit; redis-server has none, so it is killed after 10 s."""
+    a, b = Client(timeout=120), Client()
+    b.call("CONFIG", "SET", "busy-reply-threshold", "100")
+    start = time.monotonic()
+    a.send(resp("EVAL", "local t = {} local i = 0 while true do i = i + 1 t[i] = i end", "0"))
+    a.s.settimeout(10)
+    try:
+        answer = a.reply()
+    except socket.timeout:
+        b.call("SCRIPT", "KILL")
+        a.s.settimeout(60)
+        answer = b"(killed with SCRIPT KILL after 10 s) " + a.reply()
+    took = time.monotonic() - start
+    return f"{took:.1f} s, {proc_rss(pid) >> 20} MB RSS at the end: {answer[:90].decode(errors='replace')}"
+
+
+def script_recursion(pid):
+    """Unbounded recursion, in Lua and through pcall: Lua's stack limits answer."""
+    c = Client()
+    deep = c.call("EVAL", "local function f() return 1 + f() end return f()", "0")
+    through_pcall = c.call("EVAL", "local function f() return pcall(f) end return f()", "0")
+    alive = c.call("PING")
+    return f"{deep[:40].decode()}; via pcall: {through_pcall.decode()}; then {alive.decode()}"
+
+
+def script_blocks(pid):
+    """A script calling blocking commands: refused, or answered at once (never waits)."""
+    c = Client(timeout=10)
+    start = time.monotonic()
+    blpop = c.call("EVAL", "return redis.call('blpop', 'l', 0)", "0")
+    blmpop = c.call("EVAL", "return redis.call('blmpop', 0, 1, 'l', 'left')", "0")
+    took = (time.monotonic() - start) * 1000
+    return f"BLPOP: {blpop[:48].decode()}; BLMPOP 0: {blmpop.decode()} ({took:.0f} ms)"
+
+
+SCRIPT_SERVERS = ("kvd", "kvd io-threads 0", "redis-server")
+
 PROBES = [
     ("expiry storm", expiry_storm, None),
     ("steady short TTLs", steady_short_ttls, None),
@@ -317,6 +396,11 @@ PROBES = [
     ("SIGTERM bound", sigterm_bound, None),
     ("unread subscriber", unread_subscriber, None),
     ("a million patterns", million_patterns, None),
+    ("busy script, SCRIPT KILL", busy_script_killed, None, SCRIPT_SERVERS),
+    ("busy script that wrote, SHUTDOWN NOSAVE", busy_script_shutdown, None, SCRIPT_SERVERS),
+    ("script allocating without end", script_allocates, None),
+    ("script recursing without end", script_recursion, None),
+    ("script calling blocking commands", script_blocks, None),
 ]
 
 
@@ -325,10 +409,10 @@ def main():
                    stdout=subprocess.DEVNULL)
     wanted = sys.argv[1:]
     rows = []
-    for name, probe, limit in PROBES:
+    for name, probe, limit, *servers in PROBES:
         if wanted and not any(w in name for w in wanted):
             continue
-        for server in ("kvd", "redis-server"):
+        for server in servers[0] if servers else ("kvd", "redis-server"):
             process = start(server, limit)
             canary = Canary()
             canary.start()

@@ -216,6 +216,19 @@ SCRIPT_CASES = [
         ["EVAL", "return cjson.encode({a = 1.5})", "0"], ["EVAL", "return cjson.decode('{')", "0"],
         ["EVAL", "return {bit.band(0xff, 0x0f), bit.tohex(65535), bit.bnot(0)}", "0"],
         ["EVAL", "cjson.encode = 1", "0"], ["EVAL", "bit.band = 1", "0"])),
+    ("eval hostile", resp(
+        ["EVAL", "local function f() return 1 + f() end return f()", "0"],
+        ["EVAL", "local function f() return pcall(f) end return f()", "0"],
+        ["EVAL", "return redis.call('blpop', 'l', 0)", "0"],
+        ["EVAL", "return redis.call('blmpop', 0, 1, 'l', 'left')", "0"],
+        ["EVAL", "return redis.pcall('bzmpop', 0, 1, 'z', 'min')", "0"], ["SCRIPT", "KILL"],
+        ["FUNCTION", "KILL"], ["FUNCTION", "KILL", "x"])),
+    ("config busy-reply-threshold", resp(
+        ["CONFIG", "GET", "busy-reply-threshold"], ["CONFIG", "GET", "lua-time-limit"],
+        ["CONFIG", "SET", "busy-reply-threshold", "100"], ["CONFIG", "GET", "busy-reply-threshold"],
+        ["CONFIG", "SET", "lua-time-limit", "250"], ["CONFIG", "GET", "busy-reply-threshold"],
+        ["CONFIG", "SET", "busy-reply-threshold", "-1"], ["CONFIG", "SET", "busy-reply-threshold", "x"],
+        ["CONFIG", "SET", "busy-reply-threshold", "5000"])),
     ("eval multi", resp(
         ["MULTI"], ["EVAL", "return redis.call('incr', KEYS[1])", "1", "n"],
         ["EVAL", "return redis.call('nosuch')", "0"], ["EVAL", "return redis.call('get', 'n')", "0"], ["EXEC"])),

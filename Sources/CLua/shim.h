@@ -7,6 +7,7 @@
 #define KVD_CLUA_SHIM_H
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
@@ -46,6 +47,57 @@ static inline void kvd_lua_openmodule(lua_State *L, lua_CFunction open, const ch
     lua_pushcfunction(L, open);
     lua_call(L, 0, 1);
     lua_setfield(L, LUA_GLOBALSINDEX, name);
+}
+
+/// A Swift function the count hook calls between instructions: returns
+/// nonzero to raise the value it pushed as a Lua error (from C, as above).
+typedef int (*kvd_lua_hook_function)(lua_State *L, void *context);
+
+/// The hook and its context, kept in the registry (a hook cannot capture).
+static inline void kvd_lua_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    lua_getfield(L, LUA_REGISTRYINDEX, "kvd.hook");
+    kvd_lua_hook_function function = (kvd_lua_hook_function)lua_touserdata(L, -1);
+    lua_getfield(L, LUA_REGISTRYINDEX, "kvd.hookcontext");
+    void *context = lua_touserdata(L, -1);
+    lua_pop(L, 2);
+    if (function && function(L, context)) lua_error(L);
+}
+
+/// Installs `function` as the hook (`mask`: LUA_MASKCOUNT every `count`
+/// instructions, or LUA_MASKLINE), or removes it when `function` is NULL.
+static inline void kvd_lua_sethook(lua_State *L, kvd_lua_hook_function function, void *context, int mask, int count) {
+    lua_pushlightuserdata(L, (void *)function);
+    lua_setfield(L, LUA_REGISTRYINDEX, "kvd.hook");
+    lua_pushlightuserdata(L, context);
+    lua_setfield(L, LUA_REGISTRYINDEX, "kvd.hookcontext");
+    lua_sethook(L, function ? kvd_lua_hook : NULL, function ? mask : 0, count);
+}
+
+/// The interpreter's heap, counted: `used` bytes now, and a ceiling that
+/// growth may not pass (0: none). A refused growth makes Lua raise
+/// "not enough memory"; shrinking and freeing always succeed, as Lua needs.
+typedef struct {
+    size_t used;
+    size_t limit;
+} kvd_lua_memory;
+
+static inline void *kvd_lua_allocate(void *ud, void *block, size_t osize, size_t nsize) {
+    kvd_lua_memory *memory = (kvd_lua_memory *)ud;
+    if (nsize == 0) {
+        free(block);
+        memory->used -= osize;
+        return NULL;
+    }
+    if (nsize > osize && memory->limit != 0 && memory->used - osize + nsize > memory->limit) return NULL;
+    void *grown = realloc(block, nsize);
+    if (grown) memory->used = memory->used - osize + nsize;
+    return grown;
+}
+
+/// A new interpreter whose heap `memory` counts.
+static inline lua_State *kvd_lua_newstate(kvd_lua_memory *memory) {
+    return lua_newstate(kvd_lua_allocate, memory);
 }
 
 static inline void kvd_lua_pop(lua_State *L, int n) { lua_pop(L, n); }

@@ -1,6 +1,6 @@
 // SessionCommands.swift: the commands that act on the connection's session
 // or on more than one database: HELLO, AUTH, CLIENT, SELECT, SWAPDB, MOVE,
-// COPY, FLUSHDB, FLUSHALL, RESET, QUIT and FUNCTION FLUSH. Wording and reply
+// COPY, FLUSHDB, FLUSHALL, RESET, QUIT, FUNCTION FLUSH and FUNCTION KILL. Wording and reply
 // shapes are Redis 7.0's.
 import Glibc
 
@@ -56,6 +56,12 @@ let sessionCommands: [Command] = [
                 return out.error("ERR syntax error")
             }
             return out.ok()
+        }
+        // A function never runs, so none is busy (a busy script's KILL is
+        // answered before it reaches the core: ScriptActivity.swift).
+        if equalsIgnoringCase(r[1], "kill") {
+            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'function|kill' command") }
+            return out.error("NOTBUSY No scripts in execution right now.")
         }
         out.error(
             bytes: Array("ERR FUNCTION ".utf8) + r[1].prefix(128)

@@ -30,6 +30,7 @@ private let limitParameters: [LimitParameter] = [
     .init(names: ["list-compress-depth"], value: \.compressDepth, range: 0...Int(Int32.max)),
     .init(names: ["zset-max-listpack-entries", "zset-max-ziplist-entries"], value: \.zsetEntries, range: 0...Int.max),
     .init(names: ["zset-max-listpack-value", "zset-max-ziplist-value"], value: \.zsetValue, range: 0...Int.max),
+    .init(names: ["busy-reply-threshold", "lua-time-limit"], value: \.busyReplyThreshold, range: 0...Int.max),
 ]
 
 private func config(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -71,9 +72,15 @@ private func configSet(_ limits: EncodingLimits, _ r: Request, _ out: inout Repl
             return out.error(
                 bytes: Array("ERR Unknown option or number of arguments for CONFIG SET - '".utf8) + r[index] + [39])
         }
-        guard let value = parseInteger(r.raw(index + 1)), parameter.range.contains(value) else {
+        guard let value = parseInteger(r.raw(index + 1)) else {
             return out.error(
                 "ERR CONFIG SET failed (possibly related to argument '\(name)') - argument couldn't be parsed into an integer"
+            )
+        }
+        guard parameter.range.contains(value) else {
+            let (lower, upper) = (parameter.range.lowerBound, parameter.range.upperBound)
+            return out.error(
+                "ERR CONFIG SET failed (possibly related to argument '\(name)') - argument must be between \(lower) and \(upper) inclusive"
             )
         }
         changes.append((parameter.value, value))

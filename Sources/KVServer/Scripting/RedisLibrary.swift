@@ -181,6 +181,7 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
     lua_settop(L, 0)
     batch.endRequest()
     var refusal: String?
+    var killed = false
     var reply: [UInt8] = []
     batch.forEach { request in
         guard let command = Dispatcher.command(named: request.raw(0)) else {
@@ -195,6 +196,8 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
             refusal = "This Redis command is not allowed from script"
         } else if run.readOnly && writeCommands.contains(command.name) {
             refusal = "Write commands are not allowed from read-only scripts."
+        } else if writeCommands.contains(command.name) && !engine.activity.beginWrite() {
+            killed = true  // SCRIPT KILL was accepted first: the script stops unwritten
         } else {
             var out = ReplyWriter()
             out.resp3 = run.session.resp3
@@ -202,6 +205,10 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
             reply = out.finish().chunks.flatMap { $0 }
         }
         return false
+    }
+    if killed {
+        luaPushError(L, Array(scriptKilledMessage.utf8))
+        return -1
     }
     if let refusal {
         luaPushCallError(L, refusal)

@@ -5,6 +5,7 @@
 // cache (SHA-1 to compiled function), builds the sandbox, and runs a script
 // with KEYS and ARGV, turning its result or its error into the reply.
 import CLua
+import Glibc
 
 /// A script in the cache (its compiled function is in the interpreter's
 /// registry, under `f_<sha>`): what its shebang line declared.
@@ -15,10 +16,37 @@ struct CachedScript {
     let noWrites: Bool
 }
 
+/// What a script that is killed gets (after Redis's wording).
+let scriptKilledMessage = "Script killed by user with SCRIPT KILL..."
+
 /// Lua scripts for one dispatcher: core loop thread only.
 final class ScriptEngine {
     /// The interpreter, created on first use and again after SCRIPT FLUSH.
     private var state: OpaquePointer?
+    /// The interpreter's heap, counted by its allocator (see the shim).
+    private let memory: UnsafeMutablePointer<kvd_lua_memory> = {
+        let memory = UnsafeMutablePointer<kvd_lua_memory>.allocate(capacity: 1)
+        memory.initialize(to: kvd_lua_memory(used: 0, limit: 0))
+        return memory
+    }()
+    /// How much the Lua heap may grow during one script, garbage included
+    /// (Lua 5.1 does not collect before it fails an allocation). Redis has
+    /// no such limit (only `maxmemory`, which does not count Lua's heap);
+    /// kvd refuses the allocation past it, and the script fails with
+    /// `scriptMemoryMessage`.
+    static let scriptMemoryLimit = 256 * 1024 * 1024
+    /// The running script, as the I/O threads see it (BUSY, SCRIPT KILL).
+    let activity = ScriptActivity()
+    /// With `--io-threads 0`: serves the core's other connections while a
+    /// script is busy (set by the worker that lives on the core loop).
+    var serveClientsWhileBusy: (() -> Void)?
+    /// The last script that passed the busy threshold, and when it ended
+    /// (monotonic ms), for the slow-job report of the job that ran it
+    /// (`takeSlowScript`).
+    private var slowScript: (sha: String, endedAt: Int64)?
+    /// The script that runs: its SHA, when it started, its threshold, and
+    /// whether it is busy yet.
+    private var current: (sha: String, startedAt: Int64, threshold: Int64, busy: Bool)?
     /// Compiled scripts, by their lowercase SHA-1.
     private(set) var cache: [String: CachedScript] = [:]
     /// math.random's generator: it goes on from one script to the next.
@@ -41,6 +69,7 @@ final class ScriptEngine {
 
     deinit {
         if let state { lua_close(state) }
+        memory.deallocate()
     }
 
     /// SCRIPT FLUSH: every cached script is forgotten, and the interpreter
@@ -54,7 +83,7 @@ final class ScriptEngine {
     /// The interpreter, with the sandbox and the redis library installed.
     private func interpreter() -> OpaquePointer {
         if let state { return state }
-        let L = luaL_newstate()!
+        let L = kvd_lua_newstate(memory)!
         kvd_lua_openlibrary(L, luaopen_base, "")
         kvd_lua_openlibrary(L, luaopen_table, LUA_TABLIBNAME)
         kvd_lua_openlibrary(L, luaopen_string, LUA_STRLIBNAME)
@@ -144,14 +173,32 @@ final class ScriptEngine {
         }
         kvd_lua_pop(L, 1)
         self.run = run
+        let threshold = Int64(run.dispatcher.databases.limits.busyReplyThreshold)
+        activity.begin(function: false, threshold: threshold)
+        current = (sha, monotonicMilliseconds(), threshold, false)
+        memory.pointee.limit = memory.pointee.used + ScriptEngine.scriptMemoryLimit
+        kvd_lua_sethook(L, scriptHook, Unmanaged.passUnretained(self).toOpaque(), LUA_MASKCOUNT, 100_000)
         let failed = lua_pcall(L, 0, 1, -2)
+        kvd_lua_sethook(L, nil, nil, 0, 0)
+        memory.pointee.limit = 0
+        if let current, current.busy {
+            let now = monotonicMilliseconds()
+            slowScript = (sha, now)
+            log("kvd: the slow script \(sha) ended after \(now - current.startedAt) ms")
+        }
+        current = nil
+        activity.end()
         self.run = nil
         runsSinceCollection += 1
         if runsSinceCollection == 50 {
             lua_gc(L, LUA_GCSTEP, 50)
             runsSinceCollection = 0
         }
-        if failed != 0 {
+        if failed == LUA_ERRMEM {
+            lua_gc(L, LUA_GCCOLLECT, 0)  // what the script left is garbage now
+            out.error(bytes: Array("ERR Error running script \(sha), \(scriptMemoryMessage)".utf8))
+            kvd_lua_pop(L, 1)
+        } else if failed != 0 {
             if lua_type(L, -1) != LuaType.table {
                 let message = (luaBytes(L, -1) ?? Array("execution failure".utf8)).prefix(100)
                 out.error(bytes: Array("ERR Error running script \(sha), ".utf8) + message + [10])
@@ -172,6 +219,48 @@ final class ScriptEngine {
         resetGlobals(L)
     }
 
+    /// The Lua count hook, every 100,000 instructions of a script (as in
+    /// Redis): past the busy threshold the script is busy (the I/O threads
+    /// answer BUSY from then on, and with `--io-threads 0` the core's own
+    /// connections are served from here); a script whose kill was accepted
+    /// raises Redis's error, on every line from then on, so that a pcall
+    /// cannot catch it for good. Returns 1 to raise the error it pushed.
+    fileprivate func interrupt(_ L: OpaquePointer) -> Int32 {
+        guard var running = current else { return 0 }
+        if !running.busy {
+            let elapsed = monotonicMilliseconds() - running.startedAt
+            guard elapsed >= running.threshold else { return 0 }
+            running.busy = true
+            current = running
+            log(
+                "kvd: slow script detected: still in execution after \(elapsed) milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: \(running.sha)."
+            )
+            activity.becomeBusy()
+        }
+        serveClientsWhileBusy?()
+        guard activity.killRequested else { return 0 }
+        kvd_lua_sethook(L, scriptHook, Unmanaged.passUnretained(self).toOpaque(), LUA_MASKLINE, 0)
+        luaPushError(L, Array(scriptKilledMessage.utf8))
+        return 1
+    }
+
+    /// The SHA of the busy script that ended within the last `window`
+    /// (the run time of the job just reported slow: so it ran in that job),
+    /// once; nil when none did. (With `--io-threads 0` scripts run in
+    /// watch callbacks, which make no slow-job report.)
+    func takeSlowScript(within window: Duration) -> String? {
+        defer { slowScript = nil }
+        guard let slowScript else { return nil }
+        let (seconds, attoseconds) = window.components
+        let windowMilliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1
+        return monotonicMilliseconds() - slowScript.endedAt <= windowMilliseconds ? slowScript.sha : nil
+    }
+
+    private func log(_ line: String) {
+        let line = line + "\n"
+        _ = line.withCString { write(1, $0, strlen($0)) }
+    }
+
     /// Puts the sandbox's globals back before a script is compiled or after
     /// one ran: nothing a script does may change what the next one sees.
     private func resetGlobals(_ L: OpaquePointer) {
@@ -179,6 +268,15 @@ final class ScriptEngine {
         lua_replace(L, kvd_lua_globalsindex())
     }
 }
+
+/// The count hook's entry from C (see `ScriptEngine.interrupt`).
+private let scriptHook: kvd_lua_hook_function = { L, context in
+    Unmanaged<ScriptEngine>.fromOpaque(context!).takeUnretainedValue().interrupt(L!)
+}
+
+/// Why a script that passed `ScriptEngine.scriptMemoryLimit` failed.
+let scriptMemoryMessage =
+    "not enough memory (kvd allows a script \(ScriptEngine.scriptMemoryLimit >> 20) MB of Lua heap)"
 
 /// An error reply's message, `CODE text`.
 struct ScriptError: Error {

@@ -6,9 +6,10 @@
 //
 // Functions are not here yet: FCALL gets Redis's "unknown command", and
 // FUNCTION (SessionCommands.swift) only flushes. SCRIPT DEBUG (the Lua
-// debugger) is absent. A script holds the core until it returns, so no
-// command ever arrives while one runs: SCRIPT KILL always finds none
-// running (kvd has no busy scripts yet, and no BUSY error).
+// debugger) is absent. A script holds the core until it returns, so a
+// SCRIPT KILL that reaches the core finds none running; while a script is
+// busy, SCRIPT KILL is answered before it would reach the core
+// (ScriptActivity.swift).
 
 let scriptingCommands: [Command] = [
     Command("eval", arity: -3, keys: .none) { dispatcher, session, r, out in

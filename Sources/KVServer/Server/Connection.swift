@@ -311,6 +311,12 @@ final class Connection: @unchecked Sendable {
 
     private func submit(_ batch: RequestBatch) {
         exchange = .awaiting
+        // A script holds the core past its busy threshold: Redis's answers
+        // come from here, now, instead of a late run after the script.
+        if let replies = hop.scripts.answer(batch) {
+            self.batch.removeAll(releasing: Reclaimer.release)
+            return receive(replies, rest: nil)
+        }
         switch mode {
         case .onCore:
             let (replies, rest, parked) = hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
@@ -321,6 +327,15 @@ final class Connection: @unchecked Sendable {
             self.batch = RequestBatch()  // the core has this one now
             worker.submit(batch, from: self)
         }
+    }
+
+    /// `--io-threads 0`, while a script is busy on the core: reads and
+    /// answers what the client sent (ScriptActivity.answer), unless a batch
+    /// of its own is with the core (the script's caller, whose batch points
+    /// into the parser's buffer: it is not read until the script returns).
+    func serveWhileScriptBusy() {
+        guard exchange == .idle, case .reading = input else { return }
+        readable()
     }
 
     /// The batch in flight will get no reply (the core or the worker's loop

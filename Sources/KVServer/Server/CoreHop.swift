@@ -13,6 +13,8 @@ public struct CoreHop: Sendable {
     public let dispatcher: LoopBound<Dispatcher>
     /// The dispatcher's figures, readable from any thread.
     public let counters: DispatcherCounters
+    /// The script the core runs, for the I/O threads that answer while it is busy.
+    public let scripts: ScriptActivity
 
     /// A core on `loop` with a new dispatcher (see `Dispatcher.init`).
     public init(
@@ -22,6 +24,7 @@ public struct CoreHop: Sendable {
         self.loop = loop
         let dispatcher = Dispatcher(password: password, serverInfo: serverInfo)
         self.counters = dispatcher.stats.counters
+        self.scripts = dispatcher.scripts.activity
         self.dispatcher = LoopBound(dispatcher, on: loop)
         // Posted first, so it is set before any batch runs (the mailbox keeps order).
         let bound = self.dispatcher

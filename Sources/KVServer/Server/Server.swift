@@ -89,8 +89,16 @@ public final class Server: @unchecked Sendable {
             let threshold = Duration.microseconds(options.slowlogSlowerThan)
             let maxLength = options.slowlogMaxLength
             try dispatcher.post { $0.stats.slowlog.configure(threshold: threshold, maxLength: maxLength) }
-            try coreLoop.onSlowJob(threshold: threshold) { report in
-                dispatcher.withValue { $0.stats.slowlog.record(report) }
+            // A job that held the core with a busy script is named by the
+            // script too (its label is where the batch was posted).
+            try coreLoop.onSlowJob(threshold: threshold) { [weak self] report in
+                let script = dispatcher.withValue { dispatcher in
+                    dispatcher.stats.slowlog.record(report)
+                    return dispatcher.scripts.takeSlowScript(within: report.runTime)
+                }
+                if let script {
+                    self?.log("kvd: slow job \(report.label) held the core \(report.runTime) running script \(script)")
+                }
             }
         } else {
             try dispatcher.post { $0.stats.slowlog.configure(threshold: nil, maxLength: 0) }

@@ -53,6 +53,28 @@ final class Worker: @unchecked Sendable {
     func listen(on fd: Int32) throws {
         listenFD = fd
         acceptWatch = try loop.watch(fd: fd, for: .read) { [unowned self] _ in self.acceptAll() }
+        if servesOnCore {
+            // Posted, as this may run before the core loop does.
+            try server.hop.dispatcher.post { [unowned self] in
+                $0.scripts.serveClientsWhileBusy = { [unowned self] in self.serveWhileScriptBusy() }
+            }
+        }
+    }
+
+    /// `--io-threads 0`, from the Lua hook while a script is busy (the core
+    /// loop cannot turn, and libevent's loop cannot be re-entered): one
+    /// poll of the listening socket and the connections, without waiting;
+    /// new clients are accepted, and what the others sent is answered as
+    /// Redis answers during a busy script (Connection.serveWhileScriptBusy).
+    private func serveWhileScriptBusy() {
+        let serving = Array(connections.values)
+        var watched = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)]
+        watched += serving.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        guard poll(&watched, nfds_t(watched.count), 0) > 0 else { return }
+        if listenFD >= 0 && watched[0].revents != 0 { acceptAll() }
+        for (connection, polled) in zip(serving, watched.dropFirst()) where polled.revents != 0 {
+            if !connection.isClosed { connection.serveWhileScriptBusy() }
+        }
     }
 
     private func acceptAll() {

@@ -22,4 +22,7 @@ final class EncodingLimits {
     /// zset-max-listpack-entries and -value, for CONFIG GET (no sorted sets yet).
     var zsetEntries = 128
     var zsetValue = 64
+    /// busy-reply-threshold (alias lua-time-limit), in ms: not an encoding
+    /// threshold, but a CONFIG SET setting the scripts read (ScriptEngine).
+    var busyReplyThreshold = 5000
 }

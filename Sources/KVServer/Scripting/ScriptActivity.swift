@@ -1,0 +1,165 @@
+// ScriptActivity.swift: what every thread may know of the script the core
+// runs, in one atomic word, and the answers given while it is busy.
+//
+// A script runs as one job on the core loop. Past `busy-reply-threshold`
+// it is "busy", as Redis says: the Lua count hook (ScriptEngine) marks the
+// word, and from then on a batch that a connection submits is not sent to
+// the core (where it would run late, after the script) but answered by the
+// connection's own thread through `answer(_:)`: BUSY for every command but
+// SCRIPT KILL / FUNCTION KILL (which set the word's kill bit, for the hook
+// to act on) and SHUTDOWN NOSAVE (which ends the process). With I/O
+// loops, the workers do this while the core is held; with `--io-threads 0`
+// the hook itself polls the core's connections (Worker.serveWhileScriptBusy),
+// and they answer the same way. The word's compare-and-swap makes SCRIPT
+// KILL and the script's first write exclude each other: either the kill
+// wins (OK, and the script stops before writing) or the write does
+// (UNKILLABLE), as in Redis, where both happen on one thread.
+import Glibc
+import Synchronization
+
+/// The running script as the other threads see it. Written by the core
+/// (begin, busy, write, end) and by the threads that answer SCRIPT KILL.
+public final class ScriptActivity: Sendable {
+    /// phase (bits 0-1) | function (bit 2) | wrote (bit 3) | killed (bit 4)
+    /// | generation (bits 8 and up, one more per script, so that a kill
+    /// meant for a script that ended cannot land on the next).
+    private let word = Atomic<UInt64>(0)
+    /// When the running script started, and its busy threshold (monotonic
+    /// ms): an I/O thread sees a script busy once it is past its threshold
+    /// even before the hook marked it (the script may be inside one long C
+    /// call, `string.rep` say, where no hook runs).
+    private let startedAt = Atomic<Int64>(0)
+    private let threshold = Atomic<Int64>(0)
+
+    private static let running: UInt64 = 1
+    private static let busy: UInt64 = 2
+    private static let phaseMask: UInt64 = 3
+    private static let function: UInt64 = 4
+    private static let wrote: UInt64 = 8
+    private static let killed: UInt64 = 16
+
+    // MARK: The core's side
+
+    /// Core: a script (or a function, with `function`) starts.
+    func begin(function: Bool, threshold: Int64) {
+        startedAt.store(monotonicMilliseconds(), ordering: .relaxed)
+        self.threshold.store(threshold, ordering: .relaxed)
+        let generation = (word.load(ordering: .relaxed) >> 8) &+ 1
+        let kind = function ? ScriptActivity.function : 0
+        word.store(generation << 8 | ScriptActivity.running | kind, ordering: .releasing)
+    }
+
+    /// Core: the script passed the busy threshold; answers come from `answer` now.
+    func becomeBusy() {
+        word.bitwiseOr(ScriptActivity.busy, ordering: .acquiringAndReleasing)
+    }
+
+    /// Core: the script is about to run a write command. False when a kill
+    /// was accepted first: the script must stop instead of writing.
+    func beginWrite() -> Bool {
+        var current = word.load(ordering: .acquiring)
+        while current & ScriptActivity.killed == 0 {
+            if current & ScriptActivity.wrote != 0 { return true }
+            let (exchanged, seen) = word.compareExchange(
+                expected: current, desired: current | ScriptActivity.wrote, ordering: .acquiringAndReleasing)
+            if exchanged { return true }
+            current = seen
+        }
+        return false
+    }
+
+    /// Core: SCRIPT KILL (or FUNCTION KILL) was accepted for this script.
+    var killRequested: Bool { word.load(ordering: .acquiring) & ScriptActivity.killed != 0 }
+
+    /// Core: the script returned or was stopped.
+    func end() {
+        word.store(word.load(ordering: .relaxed) & ~0xFF, ordering: .releasing)
+    }
+
+    // MARK: Any thread
+
+    /// True while a script is past its busy threshold.
+    public var isBusy: Bool {
+        let current = word.load(ordering: .acquiring)
+        guard current & ScriptActivity.phaseMask != 0 else { return false }  // the common case: one load
+        return current & ScriptActivity.busy != 0
+            || monotonicMilliseconds() - startedAt.load(ordering: .relaxed) >= threshold.load(ordering: .relaxed)
+    }
+
+    /// The replies to `batch` while a script is busy, or nil when none is
+    /// (the batch then goes to the core as usual). Any thread.
+    func answer(_ batch: RequestBatch) -> Replies? {
+        guard isBusy else { return nil }
+        var out = ReplyWriter()
+        batch.forEach { request in
+            answer(request, &out)
+            return true
+        }
+        return out.finish()
+    }
+
+    private func answer(_ r: Request, _ out: inout ReplyWriter) {
+        guard !r.isEmpty else { return }
+        let function = word.load(ordering: .acquiring) & ScriptActivity.function != 0
+        let busyError =
+            function
+            ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+            : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+
+        // SHUTDOWN is no command of kvd's otherwise (see the README).
+        if equalsIgnoringCase(r.raw(0), "shutdown") {
+            guard r.indices.dropFirst().contains(where: { equalsIgnoringCase(r.raw($0), "nosave") }) else {
+                return out.error(busyError)
+            }
+            let line = "kvd: SHUTDOWN NOSAVE while a script was busy: exiting now\n"
+            _ = line.withCString { write(1, $0, strlen($0)) }
+            _exit(0)
+        }
+        // What Redis checks before the busy gate: the command exists, its
+        // arity (and a container's subcommand and its arity).
+        guard let command = Dispatcher.command(named: r.raw(0)) else {
+            return out.error(bytes: unknownCommandMessage(r))
+        }
+        guard command.accepts(r.count) else {
+            return out.error("ERR wrong number of arguments for '\(command.name)' command")
+        }
+        switch command.name {
+        case "quit":
+            out.ok()
+        case "script" where equalsIgnoringCase(r.raw(1), "kill"), "function" where equalsIgnoringCase(r.raw(1), "kill"):
+            guard r.count == 2 else {
+                return out.error("ERR wrong number of arguments for '\(command.name)|kill' command")
+            }
+            kill(function: command.name == "function", &out)
+        default:
+            out.error(busyError)
+        }
+    }
+
+    /// SCRIPT KILL / FUNCTION KILL (`function`): Redis's answers, in its order.
+    private func kill(function: Bool, _ out: inout ReplyWriter) {
+        var current = word.load(ordering: .acquiring)
+        while true {
+            guard current & ScriptActivity.phaseMask != 0 else {
+                return out.error("NOTBUSY No scripts in execution right now.")
+            }
+            if current & ScriptActivity.wrote != 0 {
+                return out.error(
+                    "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+                )
+            }
+            let runsFunction = current & ScriptActivity.function != 0
+            if runsFunction != function {
+                // Killing a function with SCRIPT KILL, or an eval with FUNCTION KILL.
+                return out.error(
+                    runsFunction
+                        ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+                        : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
+            }
+            let (exchanged, seen) = word.compareExchange(
+                expected: current, desired: current | ScriptActivity.killed, ordering: .acquiringAndReleasing)
+            if exchanged { return out.ok() }
+            current = seen
+        }
+    }
+}

@@ -1,0 +1,128 @@
+// BusyScriptTests.swift: a script past busy-reply-threshold, on both
+// topologies: the other clients get Redis's BUSY at once (not a late run),
+// SCRIPT KILL stops a script that has not written and is refused for one
+// that has, SHUTDOWN NOSAVE ends the daemon, and a script that allocates
+// without bound fails at kvd's Lua heap limit while kvd serves on.
+import Foundation
+import Testing
+
+@testable import KVServer
+
+private let busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+
+/// Sends one command as a RESP array.
+private func send(_ client: TestClient, _ parts: String...) {
+    var request = "*\(parts.count)\r\n"
+    for part in parts { request += "$\(part.utf8.count)\r\n\(part)\r\n" }
+    client.send(request)
+}
+
+/// One command whose reply is a single line.
+private func call(_ client: TestClient, _ parts: String...) -> String {
+    var request = "*\(parts.count)\r\n"
+    for part in parts { request += "$\(part.utf8.count)\r\n\(part)\r\n" }
+    client.send(request)
+    return client.readLine()
+}
+
+/// Waits (bounded) until the core's script is busy. (A request sent before
+/// that waits behind the script, which may never end.)
+private func waitUntilBusy(_ server: Server) -> Bool {
+    eventually(within: 10) { server.hop.scripts.isBusy }
+}
+
+@Suite(.timeLimit(.minutes(3))) struct BusyScriptTests {
+    @Test(arguments: [0, 2]) func otherClientsGetBusyAndScriptKillStopsAReadOnlyScript(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let caller = try TestClient(port: server.port)
+            let other = try TestClient(port: server.port)
+            #expect(call(other, "CONFIG", "SET", "busy-reply-threshold", "50") == "+OK\r\n")
+            #expect(call(other, "SCRIPT", "KILL") == "-NOTBUSY No scripts in execution right now.\r\n")
+            send(caller, "EVAL", "while true do end", "0")
+            #expect(waitUntilBusy(server))
+            #expect(call(other, "GET", "x") == busy)
+            // A client that connects meanwhile is accepted and answered too.
+            let late = try TestClient(port: server.port)
+            #expect(call(late, "PING") == busy)
+            // A command kvd does not know is refused as Redis refuses it, before the busy gate.
+            #expect(call(other, "NOSUCH").hasPrefix("-ERR unknown command 'NOSUCH'"))
+            #expect(call(other, "SCRIPT", "KILL") == "+OK\r\n")
+            #expect(
+                caller.readLine()
+                    == "-ERR Script killed by user with SCRIPT KILL... script: 694a5fe1ddb97a4c6a1bf299d9537c7d3d0f84e7, on @user_script:1.\r\n"
+            )
+            #expect(call(other, "PING") == "+PONG\r\n")
+            #expect(call(caller, "PING") == "+PONG\r\n")
+            #expect(call(other, "SCRIPT", "KILL") == "-NOTBUSY No scripts in execution right now.\r\n")
+        }
+    }
+
+    @Test(arguments: [0, 2]) func aScriptThatWroteIsUnkillableAndFinishesItsWork(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let caller = try TestClient(port: server.port)
+            let other = try TestClient(port: server.port)
+            #expect(call(other, "CONFIG", "SET", "busy-reply-threshold", "50") == "+OK\r\n")
+            // Writes, then runs for two to three seconds by the server's clock,
+            // mostly in plain Lua (so that the hook runs often, also when a
+            // sanitizer slows every call down).
+            send(
+                caller, "EVAL",
+                "redis.call('set', 'k', 'v') local t = redis.call('time')[1] + 3 local i = 0 "
+                    + "while i % 10000 ~= 0 or tonumber(redis.call('time')[1]) < tonumber(t) do i = i + 1 end "
+                    + "return 'done'", "0")
+            #expect(waitUntilBusy(server))
+            #expect(call(other, "SCRIPT", "KILL").hasPrefix("-UNKILLABLE Sorry the script already executed write"))
+            #expect(call(other, "SET", "k", "other") == busy)
+            #expect(caller.readLine() == "$4\r\n")
+            #expect(caller.readLine() == "done\r\n")
+            // The write refused while it was busy did not run late.
+            #expect(call(other, "GET", "k") == "$1\r\n")
+            #expect(other.readLine() == "v\r\n")
+        }
+    }
+
+    @Test(arguments: ["0", "2"]) func shutdownNosaveEndsADaemonHeldByABusyScript(ioThreads: String) throws {
+        let (process, _, port) = try launchKVD(["--port", "0", "--io-threads", ioThreads])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let caller = try TestClient(port: port)
+        let other = try TestClient(port: port)
+        #expect(call(other, "CONFIG", "SET", "busy-reply-threshold", "50") == "+OK\r\n")
+        send(caller, "EVAL", "redis.call('set', 'k', 'v') while true do end", "0")
+        // Out of process: give the script ample time to pass 50 ms first.
+        Thread.sleep(forTimeInterval: 1)
+        #expect(call(other, "SHUTDOWN") == busy)  // without NOSAVE, as in Redis
+        send(other, "SHUTDOWN", "NOSAVE")
+        #expect(eventually(within: 10) { !process.isRunning })
+        #expect(process.terminationStatus == 0)
+        #expect(caller.readAll().isEmpty)
+    }
+
+    @Test func theLogNamesABusyScriptAndTheSlowJobThatRanIt() throws {
+        let (process, output, port) = try launchKVD(["--port", "0", "--io-threads", "1"])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let caller = try TestClient(port: port)
+        let other = try TestClient(port: port)
+        #expect(call(other, "CONFIG", "SET", "busy-reply-threshold", "50") == "+OK\r\n")
+        send(caller, "EVAL", "while true do end", "0")
+        let sha = "694a5fe1ddb97a4c6a1bf299d9537c7d3d0f84e7"
+        let log = readOutput(output, until: "Script name is: \(sha).")
+        #expect(log.contains("kvd: slow script detected: still in execution after "))
+        #expect(call(other, "SCRIPT", "KILL") == "+OK\r\n")
+        #expect(caller.readLine().hasPrefix("-ERR Script killed by user with SCRIPT KILL..."))
+        let report = readOutput(output, until: "running script \(sha)\n")
+        #expect(report.contains("kvd: slow job KVServer/CoreHop.swift:"))
+        #expect(report.contains("running script \(sha)\n"))
+    }
+
+    @Test func aScriptThatAllocatesWithoutBoundFailsAtItsHeapLimitAndKvdServesOn() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            let reply = call(
+                client, "EVAL", "local t = {} local i = 0 while true do i = i + 1 t[i] = i end", "0")
+            #expect(reply.hasPrefix("-ERR Error running script "))
+            #expect(reply.hasSuffix(", not enough memory (kvd allows a script 256 MB of Lua heap)\r\n"))
+            #expect(call(client, "EVAL", "return #string.rep('x', 1000000)", "0") == ":1000000\r\n")
+            #expect(call(client, "PING") == "+PONG\r\n")
+        }
+    }
+}
