@@ -97,9 +97,8 @@ private func srandmember(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
     guard let requested = parseInteger(r.raw(2), in: -Int.max...Int.max, &out) else { return }
     guard let found = ks.lookupSet(r.raw(1), &out) else { return }
     guard let set = found, requested != 0 else { return out.arrayHeader(0) }
-    let positions = randomPositions(requested, of: set.count)
-    out.arrayHeader(positions.count)
-    for position in positions { out.bulk(set[position]) }
+    out.arrayHeader(requested > 0 ? min(requested, set.count) : Int(requested.magnitude))
+    forEachRandomPosition(requested, of: set.count, &out) { position, out in out.bulk(set[position]) }
 }
 
 private func smove(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {

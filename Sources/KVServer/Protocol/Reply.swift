@@ -33,6 +33,13 @@ public struct ReplyWriter: Sendable {
     private var sealedBytes = 0
     /// Bulk values at least this large are referenced, not copied.
     static let referenceThreshold = 64 * 1024
+    /// The client's output buffer limit: a command whose reply could grow
+    /// without bound (a repeated random pick) stops writing past it, since
+    /// the connection closes a client whose replies pass it.
+    public var limit = Int.max
+
+    /// True once the replies written pass `limit`.
+    public var isOverLimit: Bool { byteCount > limit }
 
     /// An empty writer.
     public init() {}

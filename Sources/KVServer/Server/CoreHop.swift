@@ -14,13 +14,15 @@ public struct CoreHop: Sendable {
     /// The dispatcher's figures, readable from any thread.
     public let counters: DispatcherCounters
 
-    /// A core on `loop` with a new dispatcher (see `Dispatcher.init`).
+    /// A core on `loop` with a new dispatcher (see `Dispatcher.init`) whose
+    /// `replyLimit` is `replyLimit`.
     public init(
-        on loop: EventLoop, password: String? = nil,
+        on loop: EventLoop, password: String? = nil, replyLimit: Int = .max,
         serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])]
     ) {
         self.loop = loop
         let dispatcher = Dispatcher(password: password, serverInfo: serverInfo)
+        dispatcher.replyLimit = replyLimit
         self.counters = dispatcher.stats.counters
         self.dispatcher = LoopBound(dispatcher, on: loop)
         // Posted first, so it is set before any batch runs (the mailbox keeps order).
