@@ -81,9 +81,10 @@ final class ClientSession {
     var id: Int { info.id }
 
     /// CLIENT LIST's line for this client (the fields kvd knows; Redis's
-    /// memory figures are left out rather than made up).
-    func listLine(now: Int64) -> String {
-        let flags = transaction == nil ? "N" : "x"
+    /// memory figures are left out rather than made up); `blocked`: parked
+    /// by a blocking command (Redis's flag `b`).
+    func listLine(now: Int64, blocked: Bool) -> String {
+        let flags = transaction != nil ? "x" : blocked ? "b" : "N"
         let name = String(decoding: self.name, as: UTF8.self)
         let library = String(decoding: libraryName, as: UTF8.self)
         let version = String(decoding: libraryVersion, as: UTF8.self)
