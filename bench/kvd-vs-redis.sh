@@ -16,6 +16,10 @@ swift build -c release --product kvd >/dev/null
 swift build -c release --product kvd-allocations >/dev/null
 python3 bench/kvd-vs-redis.py .build/release/kvd "$ROUNDS" "$N"
 echo
+echo "Hashes, lists, sets and sorted sets:"
+echo
+KVD_BENCH=collections python3 bench/kvd-vs-redis.py .build/release/kvd "$ROUNDS" "$N"
+echo
 echo "Heap allocations per request in steady state (kvd-allocations, release build):"
 echo
 .build/release/kvd-allocations | sed 's/^kvd /- /'

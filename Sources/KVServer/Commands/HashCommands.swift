@@ -75,6 +75,7 @@ private func hgetall(_ ks: Keyspace, _ r: Request, fields: Bool, values: Bool, _
     if fields && values { out.mapHeader(count) } else { out.arrayHeader(count) }
     guard let hash = found else { return }
     for position in 0..<count {
+        if out.passedLimit(at: position) { return }
         let (field, value) = hash.entry(at: position)
         if fields { out.bulk(field) }
         if values { out.bulk(value) }
@@ -169,8 +170,8 @@ func forEachRandomPosition(
         for position in randomPositions(requested, of: size) { reply(position, &out) }
         return
     }
-    for pick in 0..<requested.magnitude {
-        if pick % 1024 == 1023 && out.isOverLimit { return }
+    for pick in 0..<Int(requested.magnitude) {
+        if out.passedLimit(at: pick) { return }
         reply(Int.random(in: 0..<size), &out)
     }
 }

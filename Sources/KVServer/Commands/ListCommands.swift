@@ -193,7 +193,10 @@ private func lrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         return out.arrayHeader(0)
     }
     out.arrayHeader(range.count)
-    for index in range { out.bulk(list[index]) }
+    for index in range {
+        if out.passedLimit(at: index - range.lowerBound) { return }
+        out.bulk(list[index])
+    }
 }
 
 private func lindex(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {

@@ -23,7 +23,10 @@ let setCommands: [Command] = [
         guard let found = ks.lookupSet(r.raw(1), &out) else { return }
         guard let set = found else { return out.emptySet() }
         out.setHeader(set.count)
-        for position in 0..<set.count { out.bulk(set[position]) }
+        for position in 0..<set.count {
+            if out.passedLimit(at: position) { return }
+            out.bulk(set[position])
+        }
     },
     Command("sismember", arity: 3, keys: .one) { ks, r, out in
         guard let found = ks.lookupSet(r.raw(1), &out) else { return }
