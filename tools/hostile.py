@@ -284,10 +284,18 @@ def timed(c, *parts):
 
 
 def read_array(c):
-    """Reads an array reply of bulk strings; its length."""
+    """Reads an array reply of bulk strings (in one buffer: line by line
+    would copy the rest of it each time); its length."""
     n = int(c.line()[1:])
+    data, at = bytearray(c.buf), 0
     for _ in range(n):
-        c.reply()
+        while (end := data.find(b"\r\n", at)) < 0 or len(data) < end + 4 + int(data[at + 1:end]):
+            chunk = c.s.recv(1 << 20)
+            if not chunk:
+                raise EOFError
+            data += chunk
+        at = end + 4 + int(data[at + 1:end])
+    c.buf = bytes(data[at:])
     return n
 
 

@@ -123,7 +123,7 @@ private func hrandfield(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) 
     guard r.count >= 3 else {
         guard let found = ks.lookupHash(r.raw(1), &out) else { return }
         guard let hash = found, hash.count > 0 else { return out.null() }
-        return out.bulk(hash.entry(at: Int.random(in: 0..<hash.count)).field)
+        return out.bulk(hash.entry(at: Int.random(in: 0..<hash.count, using: &ks.random)).field)
     }
     guard let (requested, withValues) = randomCount(r, "withvalues", &out) else { return }
     guard let found = ks.lookupHash(r.raw(1), &out) else { return }
@@ -136,7 +136,7 @@ private func hrandfield(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) 
     }
     let count = requested > 0 ? min(requested, hash.count) : Int(requested.magnitude)
     out.arrayHeader(withValues && !out.resp3 ? count * 2 : count)
-    forEachRandomPosition(requested, of: hash.count, &out, reply)
+    forEachRandomPosition(requested, of: hash.count, using: &ks.random, &out, reply)
 }
 
 /// HRANDFIELD's and ZRANDMEMBER's count and `word` (WITHVALUES,
@@ -164,30 +164,31 @@ func randomCount(_ r: Request, _ word: StaticString, _ out: inout ReplyWriter) -
 /// its output buffer limit, as Redis stops at it (a count of -2^63 would
 /// otherwise fill memory; redis-server without a limit dies of it).
 func forEachRandomPosition(
-    _ requested: Int, of size: Int, _ out: inout ReplyWriter, _ reply: (Int, inout ReplyWriter) -> Void
+    _ requested: Int, of size: Int, using random: inout CommandRandom, _ out: inout ReplyWriter,
+    _ reply: (Int, inout ReplyWriter) -> Void
 ) {
     guard requested < 0 || requested == 1 else {
-        for position in randomPositions(requested, of: size) { reply(position, &out) }
+        for position in randomPositions(requested, of: size, using: &random) { reply(position, &out) }
         return
     }
     for pick in 0..<Int(requested.magnitude) {
         if out.passedLimit(at: pick) { return }
-        reply(Int.random(in: 0..<size), &out)
+        reply(Int.random(in: 0..<size, using: &random), &out)
     }
 }
 
 /// Distinct positions among `size` for a positive `requested` (above 1):
 /// at least `size`, every position in order; otherwise that many at random.
-func randomPositions(_ requested: Int, of size: Int) -> [Int] {
+func randomPositions(_ requested: Int, of size: Int, using random: inout CommandRandom) -> [Int] {
     if requested >= size { return Array(0..<size) }
     var chosen = Set<Int>()
     var picks: [Int] = []
     if requested * 3 > size {
         // Most of them: shuffle and take a prefix.
-        return Array((0..<size).shuffled().prefix(requested))
+        return Array((0..<size).shuffled(using: &random).prefix(requested))
     }
     while picks.count < requested {
-        let position = Int.random(in: 0..<size)
+        let position = Int.random(in: 0..<size, using: &random)
         if chosen.insert(position).inserted { picks.append(position) }
     }
     return picks

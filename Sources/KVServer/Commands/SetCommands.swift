@@ -71,7 +71,7 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard r.count == 3 else {
         guard let found = ks.lookupSet(r.raw(1), &out) else { return }
         guard let set = found else { return out.null() }
-        out.bulk(set.remove(at: Int.random(in: 0..<set.count)))
+        out.bulk(set.remove(at: Int.random(in: 0..<set.count, using: &ks.random)))
         return ks.changedCollection(r.raw(1), count: set.count)
     }
     guard let requested = parsePositive(r.raw(2), message: "value is out of range, must be positive", &out) else {
@@ -86,7 +86,7 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         return ks.changedCollection(r.raw(1), count: 0)
     }
     out.setHeader(requested)
-    for _ in 0..<requested { out.bulk(set.remove(at: Int.random(in: 0..<set.count))) }
+    for _ in 0..<requested { out.bulk(set.remove(at: Int.random(in: 0..<set.count, using: &ks.random))) }
     ks.changedCollection(r.raw(1), count: set.count)
 }
 
@@ -95,13 +95,14 @@ private func srandmember(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
     guard r.count == 3 else {
         guard let found = ks.lookupSet(r.raw(1), &out) else { return }
         guard let set = found else { return out.null() }
-        return out.bulk(set[Int.random(in: 0..<set.count)])
+        return out.bulk(set[Int.random(in: 0..<set.count, using: &ks.random)])
     }
     guard let requested = parseInteger(r.raw(2), in: -Int.max...Int.max, &out) else { return }
     guard let found = ks.lookupSet(r.raw(1), &out) else { return }
     guard let set = found, requested != 0 else { return out.arrayHeader(0) }
     out.arrayHeader(requested > 0 ? min(requested, set.count) : Int(requested.magnitude))
-    forEachRandomPosition(requested, of: set.count, &out) { position, out in out.bulk(set[position]) }
+    forEachRandomPosition(requested, of: set.count, using: &ks.random, &out) { position, out in out.bulk(set[position])
+    }
 }
 
 private func smove(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {

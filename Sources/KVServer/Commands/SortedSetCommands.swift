@@ -408,7 +408,7 @@ private func zrandmember(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
     guard r.count >= 3 else {
         guard let found = ks.lookupSortedSet(r.raw(1), &out) else { return }
         guard let sortedSet = found, sortedSet.count > 0 else { return out.null() }
-        return out.bulk(sortedSet.order.node(atRank: Int.random(in: 1...sortedSet.count))!.member)
+        return out.bulk(sortedSet.order.node(atRank: Int.random(in: 1...sortedSet.count, using: &ks.random))!.member)
     }
     guard let (requested, withScores) = randomCount(r, "withscores", &out) else { return }
     guard let found = ks.lookupSortedSet(r.raw(1), &out) else { return }
@@ -418,7 +418,7 @@ private func zrandmember(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
     let whole = requested >= size
     let count = requested > 0 ? min(requested, size) : Int(requested.magnitude)
     out.arrayHeader(withScores && !out.resp3 ? count * 2 : count)
-    forEachRandomPosition(requested, of: size, &out) { position, out in
+    forEachRandomPosition(requested, of: size, using: &ks.random, &out) { position, out in
         let node = sortedSet.order.node(atRank: whole ? size - position : position + 1)!
         if withScores && out.resp3 { out.arrayHeader(2) }
         out.bulk(node.member)

@@ -118,6 +118,8 @@ public final class Keyspace {
     let clock: CommandClock
     /// The encoding thresholds (shared by a dispatcher's databases).
     let limits: EncodingLimits
+    /// The random picks of this database's commands.
+    @exclusivity(unchecked) var random = CommandRandom()
 
     /// An empty keyspace.
     public convenience init() { self.init(clock: CommandClock(), limits: EncodingLimits()) }
