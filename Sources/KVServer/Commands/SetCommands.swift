@@ -145,7 +145,18 @@ private func combine(
         guard let found = ks.lookupSet(r.raw(index), &out) else { return }
         sets.append(found)
     }
+    // SINTER answers its members as it finds them, in the smallest set's
+    // order, as Redis does: no set of its own (SUNION and SDIFF reply from
+    // the set they build, whose order an intset may change, as in Redis).
+    var found: [[UInt8]] = []
     let result = SetValue()
+    func keep(_ member: [UInt8]) {
+        if destination == nil && operation == .intersection {
+            found.append(member)
+        } else {
+            result.add(member, ks.limits)
+        }
+    }
     switch operation {
     case .intersection:
         if !sets.contains(where: { $0 == nil }) {
@@ -153,22 +164,27 @@ private func combine(
             let smallest = present[0]
             for position in 0..<smallest.count {
                 let member = smallest[position]
-                if present.dropFirst().allSatisfy({ $0.contains(member) }) { result.add(member, ks.limits) }
+                if present.dropFirst().allSatisfy({ $0.contains(member) }) { keep(member) }
             }
         }
     case .union:
         for set in sets.compactMap({ $0 }) {
-            for position in 0..<set.count { result.add(set[position], ks.limits) }
+            for position in 0..<set.count { keep(set[position]) }
         }
     case .difference:
         if let first = sets[0] {
             let others = sets.dropFirst().compactMap { $0 }
             for position in 0..<first.count where !others.contains(where: { $0.contains(first[position]) }) {
-                result.add(first[position], ks.limits)
+                keep(first[position])
             }
         }
     }
     guard let destination else {
+        if operation == .intersection {
+            out.setHeader(found.count)
+            for member in found { out.bulk(member) }
+            return
+        }
         out.setHeader(result.count)
         for position in 0..<result.count { out.bulk(result[position]) }
         return
