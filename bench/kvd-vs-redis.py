@@ -11,9 +11,14 @@ Each round runs, for each server:
   -c 50  -P 16  SET GET INCR MSET (10 keys)
   -c 200 -P 1   SET GET INCR
   -c 50  -P 1   SET with a 1 KiB value
-redis-benchmark's --csv gives throughput and p50/p99 latency. The report
+or, with KVD_BENCH=collections, the hashes, lists, sets and sorted sets:
+  -c 50  -P 1 and -P 16   LPUSH RPOP SADD SPOP HSET ZADD ZPOPMIN LRANGE_100
+(as redis-benchmark defines them; its "LPUSH (needed to benchmark LRANGE)"
+is left out of the report). redis-benchmark's --csv gives throughput and p50/p99 latency. The report
 is the median of the rounds for each figure; the raw lines go to
-bench/kvd-latest.txt. Not part of CI: only same-run ratios mean anything.
+bench/kvd-latest.txt (bench/kvd-collections-latest.txt). Not part of CI:
+only same-run ratios mean anything. BENCH_PORT moves the three ports
+(default 6390, 6391, 6392).
 
 usage: kvd-vs-redis.py KVD_BINARY [ROUNDS] [N]
 """
@@ -30,12 +35,14 @@ import time
 KVD = sys.argv[1]
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 200_000
-RAW = "bench/kvd-latest.txt"
+COLLECTIONS = os.environ.get("KVD_BENCH") == "collections"
+RAW = "bench/kvd-collections-latest.txt" if COLLECTIONS else "bench/kvd-latest.txt"
+BASE = int(os.environ.get("BENCH_PORT", "6390"))
 
 SERVERS = [
-    ("kvd-io0", 6390, [KVD, "--port", "6390", "--io-threads", "0"]),
-    ("kvd-io1", 6392, [KVD, "--port", "6392", "--io-threads", "1"]),
-    ("redis", 6391, ["redis-server", "--port", "6391", "--save", "", "--appendonly", "no"]),
+    ("kvd-io0", BASE, [KVD, "--port", str(BASE), "--io-threads", "0"]),
+    ("kvd-io1", BASE + 2, [KVD, "--port", str(BASE + 2), "--io-threads", "1"]),
+    ("redis", BASE + 1, ["redis-server", "--port", str(BASE + 1), "--save", "", "--appendonly", "no"]),
 ]
 # (clients, pipeline, tests, extra redis-benchmark flags, label suffix)
 SHAPES = [
@@ -44,6 +51,15 @@ SHAPES = [
     (200, 1, "set,get,incr", [], ""),
     (50, 1, "set", ["-d", "1024"], " 1KiB"),
 ]
+if COLLECTIONS:
+    # LRANGE_100 replies 100 elements: a tenth of the requests of the others.
+    TYPED = "lpush,rpop,sadd,spop,hset,zadd,zpopmin"
+    SHAPES = [
+        (50, 1, TYPED, [], ""),
+        (50, 16, TYPED, [], ""),
+        (50, 1, "lrange_100", ["-n", "0.1"], ""),
+        (50, 16, "lrange_100", ["-n", "0.1"], ""),
+    ]
 
 
 def wait_for(port):
@@ -58,13 +74,15 @@ def wait_for(port):
 
 def run_shape(port, clients, pipeline, tests, extra):
     n = N * 8 if pipeline > 1 else N  # pipelined runs are ~10x faster
+    if extra[:1] == ["-n"]:  # a share of N
+        n, extra = max(1000, int(n * float(extra[1]))), extra[2:]
     out = subprocess.run(
         ["redis-benchmark", "-p", str(port), "-c", str(clients), "-n", str(n), "-P", str(pipeline),
          "-t", tests, "--csv"] + extra,
         capture_output=True, text=True, timeout=600).stdout
     rows = []
     for row in csv.reader(io.StringIO(out)):
-        if not row or row[0] == "test":
+        if not row or row[0] == "test" or row[0].startswith("LPUSH (needed"):
             continue
         test, rps, p50, p99 = row[0], float(row[1]), float(row[4]), float(row[6])
         rows.append((test.split(" ")[0], rps, p50, p99))

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # kvd against a real redis-server, in the same run (bench/kvd-vs-redis.py:
 # kvd with --io-threads 0 and 1, and redis-server, in alternating rounds;
-# throughput, p50 and p99), then kvd's heap allocations per request
-# (kvd-allocations). Not part of CI: a comparison on a shared machine; only
+# throughput, p50 and p99), then the same for hashes, lists, sets and
+# sorted sets (KVD_BENCH=collections), kvd's heap allocations per request
+# (kvd-allocations), and the memory per element of those types against
+# redis-server's (bench/collection-memory.py). Not part of CI: a comparison on a shared machine; only
 # the ratios of one run mean anything. Prints markdown; the raw lines go to
 # bench/kvd-latest.txt and the picture to Sources/MainLoop/MainLoop.docc/Resources/bench-kvd.svg.
 set -euo pipefail
@@ -16,7 +18,15 @@ swift build -c release --product kvd >/dev/null
 swift build -c release --product kvd-allocations >/dev/null
 python3 bench/kvd-vs-redis.py .build/release/kvd "$ROUNDS" "$N"
 echo
+echo "Hashes, lists, sets and sorted sets:"
+echo
+KVD_BENCH=collections python3 bench/kvd-vs-redis.py .build/release/kvd "$ROUNDS" "$N"
+echo
 echo "Heap allocations per request in steady state (kvd-allocations, release build):"
 echo
 .build/release/kvd-allocations | sed 's/^kvd /- /'
+echo
+echo "Memory per element of hashes, lists, sets and sorted sets (bench/collection-memory-latest.md):"
+echo
+python3 bench/collection-memory.py .build/release/kvd | tee bench/collection-memory-latest.md
 python3 bench/plot.py kvd bench/kvd-latest.txt Sources/MainLoop/MainLoop.docc/Resources/bench-kvd.svg

@@ -383,6 +383,140 @@ def script_blocks(pid):
 
 
 SCRIPT_SERVERS = ("kvd", "kvd io-threads 0", "redis-server")
+# Huge collections: what one command over millions of elements costs the
+# core (the canary's worst wait says it), and what a client that asks for
+# more than it reads costs in memory.
+
+
+def fill(c, command, key, n, per=10_000, first=0, scored=False):
+    """`command key` with n members (`first`, `first` + 1, ...), pipelined."""
+    for base in range(first, first + n, per * 10):
+        batch = []
+        for start in range(base, min(base + per * 10, first + n), per):
+            members = range(start, min(start + per, first + n))
+            parts = [command, key]
+            for i in members:
+                parts += [i, f"m{i}"] if scored else [f"m{i}"]
+            batch.append(resp(*parts))
+        c.send(b"".join(batch))
+        for _ in batch:
+            c.reply()
+
+
+def timed(c, *parts):
+    start = time.monotonic()
+    reply = c.call(*parts)
+    return reply, time.monotonic() - start
+
+
+def read_array(c):
+    """Reads an array reply of bulk strings (in one buffer: line by line
+    would copy the rest of it each time); its length."""
+    n = int(c.line()[1:])
+    data, at = bytearray(c.buf), 0
+    for _ in range(n):
+        while (end := data.find(b"\r\n", at)) < 0 or len(data) < end + 4 + int(data[at + 1:end]):
+            chunk = c.s.recv(1 << 20)
+            if not chunk:
+                raise EOFError
+            data += chunk
+        at = end + 4 + int(data[at + 1:end])
+    c.buf = bytes(data[at:])
+    return n
+
+
+def push_millions(pid):
+    c = Client(timeout=120)
+    start = time.monotonic()
+    fill(c, "RPUSH", "l", 5_000_000)
+    took = time.monotonic() - start
+    return f"5M RPUSHed elements in {took:.1f} s: LLEN {int(c.call('LLEN', 'l')[1:])}"
+
+
+def huge_set_algebra(pid):
+    c = Client(timeout=120)
+    fill(c, "SADD", "a", 1_000_000)
+    fill(c, "SADD", "b", 1_000_000, first=500_000)
+    fill(c, "ZADD", "za", 1_000_000, scored=True)
+    fill(c, "ZADD", "zb", 1_000_000, first=500_000, scored=True)
+    start = time.monotonic()
+    c.send(resp("SINTER", "a", "b"))
+    members = read_array(c)
+    sinter = time.monotonic() - start
+    stored, sinterstore = timed(c, "SINTERSTORE", "d", "a", "b")
+    union, zunionstore = timed(c, "ZUNIONSTORE", "zd", 2, "za", "zb")
+    return (f"1M-member sets: SINTER {members:,} in {sinter:.2f} s, SINTERSTORE {stored.decode()} in"
+            f" {sinterstore:.2f} s; ZUNIONSTORE of two 1M zsets {union.decode()} in {zunionstore:.2f} s")
+
+
+def lrange_slow_reader(pid):
+    c = Client(timeout=120)
+    fill(c, "RPUSH", "l", 1_000_000)  # LRANGE 0 -1: 13 MB a reply
+    rss = proc_rss(pid)
+    c.send(resp("LRANGE", "l", 0, -1) * 40)  # 530 MB of replies, never read
+    time.sleep(7)
+    grown = (proc_rss(pid) - rss) >> 20
+    info = Client().call("INFO", "clients").decode()
+    clients = int(info.split("connected_clients:")[1].split()[0])
+    alive = "still connected" if clients == 3 else "disconnected"
+    return f"40 LRANGE 0 -1 of 1M elements never read, 7 s: +{grown} MB after the load, client {alive}"
+
+
+def free_huge(pid):
+    c = Client(timeout=120)
+    fill(c, "RPUSH", "l", 5_000_000)
+    fill(c, "HSET", "h", 2_000_000, scored=True)
+    fill(c, "ZADD", "z", 2_000_000, scored=True)
+    _, list_del = timed(c, "DEL", "l")
+    _, hash_del = timed(c, "DEL", "h")
+    _, zset_unlink = timed(c, "UNLINK", "z")
+    return (f"DEL of a 5M list {list_del * 1000:.0f} ms, DEL of a 2M hash {hash_del * 1000:.0f} ms,"
+            f" UNLINK of a 2M zset {zset_unlink * 1000:.0f} ms")
+
+
+def random_negative_count(pid):
+    c = Client(timeout=120)
+    c.call("SADD", "s", "m")
+    rss = proc_rss(pid)
+    c.send(resp("SRANDMEMBER", "s", -100_000_000))  # 700 MB of reply, never read
+    time.sleep(7)
+    grown = (proc_rss(pid) - rss) >> 20
+    info = Client().call("INFO", "clients").decode()
+    clients = int(info.split("connected_clients:")[1].split()[0])
+    alive = "still connected" if clients == 3 else "disconnected"
+    return f"SRANDMEMBER s -100000000 never read, 7 s: RSS +{grown} MB, client {alive}"
+
+
+def lpos_huge_maxlen(pid):
+    c = Client(timeout=120)
+    fill(c, "RPUSH", "l", 5_000_000)
+    reply, took = timed(c, "LPOS", "l", "nope", "MAXLEN", 9223372036854775807)
+    return f"LPOS over 5M elements, MAXLEN 2^63-1: {reply.decode()} after {took * 1000:.0f} ms"
+
+
+def blpop_thousands(pid):
+    clients = [Client(timeout=60) for _ in range(1000)]
+    for n, client in enumerate(clients):
+        client.send(resp("BLPOP", *[f"k{n}:{j}" for j in range(100)], 0))
+    observer = Client()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        info = observer.call("INFO", "clients").decode()
+        if int(info.split("blocked_clients:")[1].split()[0]) == 1000:
+            break
+        time.sleep(0.05)
+    before = proc_cpu(pid)
+    time.sleep(2)
+    idle = proc_cpu(pid) - before
+    start = time.monotonic()
+    observer.send(b"".join(resp("LPUSH", f"k{n}:99", "v") for n in range(1000)))
+    for _ in range(1000):
+        observer.reply()
+    served = sum(1 for client in clients if client.line() == b"*2")
+    took = time.monotonic() - start
+    return (f"1,000 clients parked on 100 keys each: {idle:.2f} s CPU in 2 s idle;"
+            f" {served} served {took * 1000:.0f} ms after 1,000 pushes")
+
 
 PROBES = [
     ("expiry storm", expiry_storm, None),
@@ -401,6 +535,13 @@ PROBES = [
     ("script allocating without end", script_allocates, None),
     ("script recursing without end", script_recursion, None),
     ("script calling blocking commands", script_blocks, None),
+    ("push millions", push_millions, None),
+    ("SINTER, ZUNIONSTORE of 1M", huge_set_algebra, None),
+    ("LRANGE 0 -1, slow reader", lrange_slow_reader, None),
+    ("DEL, UNLINK of millions", free_huge, None),
+    ("SRANDMEMBER -100M", random_negative_count, None),
+    ("LPOS, huge MAXLEN", lpos_huge_maxlen, None),
+    ("BLPOP on 100k keys", blpop_thousands, None),
 ]
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Smoke test of kvd with the real Redis clients: redis-cli commands and a
-# short redis-benchmark that must finish with no errors (a correctness check,
-# not a timing). Every step is bounded: a hung kvd or client fails the
+# Smoke test of kvd with the real Redis clients: redis-cli commands, a
+# short redis-benchmark and then its whole default test list, each of which
+# must finish with no errors (a correctness check, not a timing). Every step is bounded: a hung kvd or client fails the
 # script, naming the step, instead of hanging CI.
 # Usage: tools/kvd-smoke.sh [path/to/kvd]
 set -euo pipefail
@@ -32,6 +32,15 @@ OUT=$(timeout 120 redis-benchmark -p "$PORT" -t set,get,incr -n 20000 -q 2>&1) |
 echo "$OUT"
 if echo "$OUT" | grep -qiE "err|error"; then echo "FAIL: redis-benchmark reported errors"; exit 1; fi
 [ "$(echo "$OUT" | grep -c 'requests per second')" = 3 ] || { echo "FAIL: redis-benchmark did not finish all three tests"; exit 1; }
+# redis-benchmark's default test list (strings, lists, sets, hashes, sorted
+# sets, LRANGE, MSET), small: every test must finish, with no error.
+OUT=$(timeout 120 redis-benchmark -p "$PORT" -n 2000 -q 2>&1 | tr '\r' '\n' | grep 'requests per second') || { echo "FAIL: redis-benchmark's default tests failed or hung"; echo "$OUT"; exit 1; }
+echo "$OUT"
+if echo "$OUT" | grep -qiE "err|error"; then echo "FAIL: redis-benchmark's default tests reported errors"; exit 1; fi
+for test in PING_INLINE PING_MBULK SET GET INCR LPUSH RPUSH LPOP RPOP SADD HSET SPOP ZADD ZPOPMIN "LPUSH (needed to benchmark LRANGE)" LRANGE_100 LRANGE_300 LRANGE_500 LRANGE_600 MSET; do
+    echo "$OUT" | grep -qF "$test" || { echo "FAIL: redis-benchmark's default test $test did not finish"; exit 1; }
+done
+[ "$(echo "$OUT" | wc -l)" = 20 ] || { echo "FAIL: redis-benchmark's default list: $(echo "$OUT" | wc -l) tests finished, not 20"; exit 1; }
 kill -TERM "$PID"
 # Bounded: give kvd 10 s to exit, then kill it and fail. The `wait` below
 # only reaps a process that has already exited.
@@ -39,4 +48,4 @@ for _ in $(seq 200); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done
 if kill -0 "$PID" 2>/dev/null; then echo "FAIL: kvd did not exit within 10 s of SIGTERM"; kill -9 "$PID"; cat "$LOG"; exit 1; fi
 STATUS=0; wait "$PID" || STATUS=$?
 [ "$STATUS" = 0 ] || { echo "FAIL: kvd exited with $STATUS after SIGTERM"; cat "$LOG"; exit 1; }
-echo "kvd smoke: 2 passed, 0 failed"
+echo "kvd smoke: 3 passed, 0 failed"

@@ -81,10 +81,20 @@ CASES = [
     ("client names", b"CLIENT GETNAME\r\nCLIENT SETNAME worker\r\nCLIENT GETNAME\r\nCLIENT SETNAME \"a b\"\r\nCLIENT SETNAME \"\"\r\nCLIENT GETNAME\r\nCLIENT BOGUS\r\nCLIENT GETNAME x\r\nCLIENT KILL 1.2.3.4:5\r\nCLIENT KILL ID 0\r\nCLIENT KILL ID 999999 SKIPME no\r\nCLIENT KILL BOGUS x\r\nCLIENT KILL ID\r\nCLIENT\r\n"),
     ("function flush", b"FUNCTION FLUSH\r\nFUNCTION FLUSH ASYNC\r\nFUNCTION FLUSH SYNC\r\n"),
     ("reset", b"SELECT 1\r\nSET a 1\r\nMULTI\r\nRESET\r\nGET a\r\nCLIENT SETNAME x\r\nRESET\r\nCLIENT GETNAME\r\n"),
+]
+
+def inline(*commands):
+    """Inline commands, one a line (the long cases read better so)."""
+    return "".join(command + "\r\n" for command in commands).encode()
+
+# Hashes, lists, sets and sorted sets. Each case runs twice: as written
+# (RESP2) and as "resp3 NAME", so every command is also compared in RESP3
+# (maps, sets, doubles, nulls, the pairs of WITHSCORES).
+COLLECTION_CASES = [
     # Typed values: every key command on every type (small collections
     # only, whose order Redis fixes: a listpack hash keeps insertion order,
     # an intset is sorted).
-    ("types", b"SET str 1\r\nHSET h f v\r\nSADD s 1\r\nRPUSH l a\r\nTYPE str\r\nTYPE h\r\nTYPE s\r\nTYPE l\r\nTYPE nope\r\nOBJECT ENCODING h\r\nOBJECT ENCODING s\r\nOBJECT ENCODING l\r\nHSET big f 0123456789012345678901234567890123456789012345678901234567890123456789\r\nOBJECT ENCODING big\r\nSCAN 0 TYPE hash\r\nSCAN 0 TYPE set COUNT 100\r\nSCAN 0 TYPE list\r\nSCAN 0 TYPE zset\r\nDBSIZE\r\nSADD t x\r\nOBJECT ENCODING t\r\n"),
+    ("types", b"SET str 1\r\nHSET h f v\r\nSADD s 1\r\nRPUSH l a\r\nTYPE str\r\nTYPE h\r\nTYPE s\r\nTYPE l\r\nTYPE nope\r\nOBJECT ENCODING h\r\nOBJECT ENCODING s\r\nOBJECT ENCODING l\r\nSCAN 0 TYPE hash\r\nSCAN 0 TYPE set COUNT 100\r\nSCAN 0 TYPE list\r\nSCAN 0 TYPE zset\r\nHSET big f 0123456789012345678901234567890123456789012345678901234567890123456789\r\nOBJECT ENCODING big\r\nDBSIZE\r\nSADD t x\r\nOBJECT ENCODING t\r\n"),
     ("wrongtype strings", b"HSET h f v\r\nGET h\r\nSET h 1 GET\r\nGETSET h 1\r\nINCR h\r\nINCRBY h 2\r\nDECR h\r\nAPPEND h x\r\nSTRLEN h\r\nGETRANGE h 0 1\r\nSETRANGE h 0 x\r\nGETBIT h 0\r\nSETBIT h 0 1\r\nBITCOUNT h\r\nBITPOS h 1\r\nINCRBYFLOAT h 1\r\nGETEX h\r\nGETDEL h\r\nLCS h h\r\nMGET h\r\nSET h s\r\nGET h\r\n"),
     ("wrongtype collections", b"SET str 1\r\nHGET str f\r\nHSET str f v\r\nSADD str m\r\nSMEMBERS str\r\nLPUSH str a\r\nLRANGE str 0 -1\r\nSADD s m\r\nHGETALL s\r\nLLEN s\r\nSINTER s str\r\nSUNIONSTORE d s str\r\nEXISTS d\r\n"),
     ("typed keys", b"HSET h a 1 b 2\r\nRENAME h h2\r\nHGETALL h2\r\nCOPY h2 h3\r\nHSET h3 c 3\r\nHLEN h2\r\nHLEN h3\r\nMOVE h3 1\r\nSELECT 1\r\nHGETALL h3\r\nSWAPDB 0 1\r\nHGETALL h3\r\nSELECT 0\r\nSADD s 5 3\r\nEXPIRE s 100\r\nTTL s\r\nRENAME s s2\r\nTTL s2\r\nSMEMBERS s2\r\nDEL s2 h2\r\nUNLINK h3\r\nEXISTS s2 h2 h3\r\nRPUSH l x\r\nCOPY l l2\r\nRPUSH l2 y\r\nLRANGE l 0 -1\r\nLRANGE l2 0 -1\r\nFLUSHALL\r\nDBSIZE\r\n"),
@@ -117,6 +127,138 @@ CASES = [
     ("zrandmember zscan", b"ZRANDMEMBER nope\r\nZRANDMEMBER nope 2\r\nZADD z 1 a 2 b\r\nZRANDMEMBER z 5\r\nZRANDMEMBER z 5 WITHSCORES\r\nZRANDMEMBER z 0\r\nZRANDMEMBER z 1 BOGUS\r\nZADD one 3 x\r\nZRANDMEMBER one\r\nZRANDMEMBER one -2 WITHSCORES\r\nZSCAN z 0\r\nZSCAN z 0 MATCH a\r\nZSCAN nope 0\r\nZSCAN z x\r\n"),
     ("zunion zinter zdiff", b"ZADD a 1 x 2 y 3 z\r\nZADD b 10 y 20 z 30 w\r\nSADD s y w\r\nZUNION 2 a b WITHSCORES\r\nZUNION 2 a b WEIGHTS 2 1 AGGREGATE MAX WITHSCORES\r\nZINTER 2 a b WITHSCORES\r\nZINTER 3 a b s AGGREGATE MIN WITHSCORES\r\nZDIFF 2 a b WITHSCORES\r\nZDIFF 2 b a\r\nZUNIONSTORE d 2 a b\r\nZRANGE d 0 -1 WITHSCORES\r\nZINTERSTORE d 2 a nope\r\nEXISTS d\r\nZDIFFSTORE d 1 a\r\nZINTERCARD 2 a b\r\nZINTERCARD 2 a b LIMIT 1\r\nZINTERCARD 0 a\r\nZINTERCARD 3 a b\r\nZUNION 0 a\r\nZUNION 3 a b\r\nZUNION 2 a b WEIGHTS 1\r\nZUNION 2 a b WEIGHTS 1 x\r\nZUNION 2 a b AGGREGATE avg\r\nZDIFF 2 a b WEIGHTS 1 2\r\nZUNIONSTORE d 2 a b WITHSCORES\r\nSET str 1\r\nZUNION 2 a str\r\nZUNION x a\r\n"),
     ("multi typed", b"MULTI\r\nHSET h a 1\r\nSADD s 1\r\nHGETALL h\r\nSMEMBERS s\r\nEXEC\r\n"),
+    # Every collection command on a key of another type: Redis's order of
+    # checks (syntax before type, or type first), and what a store command
+    # does to a destination of another type (it replaces it).
+    ("wrongtype every command", inline(
+        "SET str x", "HSET h f v", "RPUSH l a", "SADD s 1", "ZADD z 1 m",
+        "HSET str f v", "HGET str f", "HMSET str f v", "HMGET str f", "HGETALL str", "HDEL str f",
+        "HEXISTS str f", "HLEN str", "HKEYS str", "HVALS str", "HINCRBY str f 1", "HINCRBYFLOAT str f 1",
+        "HSETNX str f v", "HSTRLEN str f", "HRANDFIELD str", "HRANDFIELD str 2", "HRANDFIELD str x", "HSCAN str 0",
+        "LPUSH h a", "RPUSH h a", "LPUSHX h a", "RPUSHX h a", "LPOP h", "RPOP h 2", "RPOP h x", "LLEN h",
+        "LRANGE h 0 -1", "LRANGE h x 1", "LINDEX h 0", "LSET h 0 x", "LINSERT h BEFORE a b", "LINSERT h MIDDLE a b",
+        "LREM h 0 a", "LTRIM h 0 1", "LPOS h a", "LPOS h a RANK 0", "LMOVE h l LEFT LEFT", "LMOVE l h LEFT LEFT",
+        "LRANGE l 0 -1", "RPOPLPUSH h l", "RPOPLPUSH l h", "LMPOP 2 nope h LEFT", "LMPOP 1 h UP",
+        "BLPOP h 0", "BRPOP nope h 0", "BLMOVE h l LEFT LEFT 0", "BLMOVE l h LEFT LEFT 0", "BRPOPLPUSH h l 0",
+        "BLMPOP 0 1 h LEFT",
+        "SADD l m", "SREM l m", "SMEMBERS l", "SISMEMBER l m", "SMISMEMBER l m", "SCARD l", "SPOP l", "SPOP l 2",
+        "SPOP l -1", "SRANDMEMBER l", "SRANDMEMBER l 2", "SMOVE l s m", "SMOVE s l 1", "SMEMBERS s",
+        "SINTER s l", "SINTER nope l", "SINTERCARD 2 s l", "SINTERSTORE d s l", "SUNION s l", "SUNIONSTORE d s l",
+        "SDIFF s l", "SDIFF l s", "SDIFF nope l", "SDIFFSTORE d s l", "SSCAN l 0", "EXISTS d",
+        "SINTERSTORE str s s", "TYPE str", "SET str x",
+        "ZADD s 1 m", "ZADD s x m", "ZREM s m", "ZSCORE s m", "ZMSCORE s m", "ZINCRBY s 1 m", "ZCARD s",
+        "ZCOUNT s 0 1", "ZCOUNT s x 1", "ZLEXCOUNT s - +", "ZRANGE s 0 -1", "ZRANGE s 0 -1 BOGUS",
+        "ZRANGESTORE d s 0 -1", "ZRANGEBYSCORE s 0 1", "ZREVRANGE s 0 -1", "ZREVRANGEBYSCORE s 1 0",
+        "ZRANGEBYLEX s - +", "ZREVRANGEBYLEX s + -", "ZRANK s m", "ZREVRANK s m", "ZREMRANGEBYRANK s 0 1",
+        "ZREMRANGEBYSCORE s 0 1", "ZREMRANGEBYLEX s - +", "ZPOPMIN s", "ZPOPMAX s 2", "BZPOPMIN s 0",
+        "BZPOPMAX nope s 0", "ZMPOP 1 s MIN", "BZMPOP 0 1 s MAX", "ZRANDMEMBER s", "ZRANDMEMBER s 2",
+        "ZSCAN s 0", "ZUNION 2 z s WITHSCORES", "ZUNION 2 z l", "ZINTER 2 z l", "ZINTERSTORE d 2 z l",
+        "ZINTERCARD 2 z l", "ZDIFF 2 z l", "ZDIFF 2 l z", "ZDIFFSTORE d 2 z l", "ZUNIONSTORE d 2 z l",
+        "ZRANGESTORE str z 0 -1", "TYPE str", "ZRANGE str 0 -1 WITHSCORES")),
+    # The blocking pops with a timeout and nothing to pop: each answers its
+    # timeout's null when the timer fires; and the timeouts Redis refuses.
+    ("blocking timeouts", inline(
+        "BLPOP nope 0.01", "BRPOP nope other 0.01", "BLMOVE nope d LEFT RIGHT 0.01", "BRPOPLPUSH nope d 0.01",
+        "BLMPOP 0.01 2 nope other LEFT", "BLMPOP 0.01 1 nope RIGHT COUNT 5", "BZPOPMIN nope 0.01",
+        "BZPOPMAX nope other 0.01", "BZMPOP 0.01 1 nope MAX COUNT 2", "EXISTS d", "BLPOP nope 0.001",
+        "BLPOP nope 1e-2", "BLPOP nope .01", "BLPOP nope -0.5", "BLPOP nope 9999999999999999", "BLPOP nope 1e400",
+        "BLPOP nope nan", "BLPOP nope \"\"", "BZPOPMIN nope -1", "BZPOPMIN nope x", "BZMPOP -1 1 nope MIN",
+        "BLMOVE nope d LEFT RIGHT x", "BRPOPLPUSH nope d -1", "RPUSH q 1", "BLPOP q 0.01", "BLPOP q 0.01",
+        "PING")),
+    # Scores: what strtod takes and Redis refuses, how each double prints,
+    # infinities, and the NaN that an operation would produce.
+    ("score edge cases", inline(
+        "ZADD z -0 a 1e-300 b 5e-324 c 123456789012345678 d 0.1 e 3.0000000000000004 f +inf g -inf h",
+        "ZRANGE z 0 -1 WITHSCORES", "ZSCORE z a", "ZSCORE z c", "ZSCORE z d", "ZMSCORE z e f g h",
+        "ZINCRBY z -inf g", "ZADD z INCR -inf g", "ZINCRBY z inf h", "ZSCORE z g",
+        "ZADD y 1e400 x", "ZADD y 1e-400 x", "ZADD y 0x10 x", "ZADD y \" 1\" x", "ZADD y \"1 \" x",
+        "ZADD y .5 x 5. w 1E2 v infinity u -INF t", "ZADD y nan x", "ZADD y \"\" x", "ZRANGE y 0 -1 WITHSCORES",
+        "ZRANGEBYSCORE z -inf +inf", "ZRANGEBYSCORE z (-inf (inf", "ZRANGEBYSCORE z (inf +inf", "ZCOUNT z -inf -inf",
+        "ZCOUNT z +inf +inf", "ZRANGEBYSCORE z nan 1", "ZRANGEBYSCORE z 1 (nan", "ZRANGEBYSCORE z ( 1",
+        "ZRANGEBYSCORE z [1 2", "ZADD p inf x", "ZADD q -inf x", "ZUNION 2 p q WITHSCORES",
+        "ZUNION 2 p q WEIGHTS 0 1 WITHSCORES", "ZINTER 2 p q WITHSCORES", "ZINTER 2 p q AGGREGATE MAX WITHSCORES",
+        "ZUNION 1 p WEIGHTS -1 WITHSCORES", "ZUNION 1 p WEIGHTS nan", "ZUNIONSTORE r 2 p q", "ZSCORE r x",
+        "ZADD w 1.5 a", "ZUNION 1 w WEIGHTS 1e308 WITHSCORES", "ZINCRBY w 1e308 a", "ZINCRBY w 1e308 a",
+        "ZINCRBY w 1e308 a", "ZADD w 2.5e-5 b 1234567.125 c -17 d 1e16 e 1e17 f",
+        "ZRANGE w 0 -1 WITHSCORES")),
+    ("hash float edge cases", inline(
+        "HSET hb big 1e308", "HINCRBYFLOAT hb big 1e308", "HINCRBYFLOAT h g 0.1", "HINCRBYFLOAT h g 0.2",
+        "HINCRBYFLOAT h t 1e-20", "HINCRBYFLOAT h u 5.0e3", "HINCRBYFLOAT h u -5000", "HINCRBYFLOAT h v 1e17",
+        "HINCRBYFLOAT h w 0x10", "HINCRBYFLOAT h w nan", "HINCRBYFLOAT h w -inf", "HINCRBYFLOAT h w \"\"",
+        "HSET h i 10", "HINCRBYFLOAT h i 1", "HSET h sp \" 1\"", "HINCRBYFLOAT h sp 1", "HINCRBY h sp 1",
+        "HSET h neg -9223372036854775808", "HINCRBY h neg -1", "HINCRBY h neg 9223372036854775807",
+        "HINCRBY h m 9223372036854775808", "HGETALL h")),
+    # Empty answers, in every shape the commands give them.
+    ("empty results", inline(
+        "RPUSH l a b", "LRANGE l 5 9", "LRANGE l -1 -2", "LRANGE nope 0 -1", "LPOS l z COUNT 0", "LPOS l z",
+        "LPOS nope z COUNT 0", "LMPOP 2 nope nope2 LEFT", "RPOP nope 3", "LPOP l 0",
+        "SADD s 1", "SINTER s nope", "SUNION nope nope2", "SDIFF s s", "SRANDMEMBER nope 5", "SRANDMEMBER s 0",
+        "SMISMEMBER nope a b", "SINTERCARD 2 s nope", "SADD d 9", "SINTERSTORE d s nope", "EXISTS d",
+        "HKEYS nope", "HVALS nope", "HMGET nope a b", "HRANDFIELD nope 5 WITHVALUES", "HSCAN nope 0 COUNT 5",
+        "ZADD z 1 a", "ZRANGE z 5 9", "ZRANGE z 5 9 WITHSCORES", "ZRANGEBYSCORE z 2 3", "ZRANGEBYLEX z (a (b",
+        "ZREVRANGEBYLEX z (b (a", "ZRANGE z (1 1 BYSCORE", "ZINTER 2 z nope WITHSCORES", "ZDIFF 1 nope",
+        "ZUNION 2 nope nope2 WITHSCORES", "ZRANDMEMBER nope 5 WITHSCORES", "ZMPOP 1 nope MIN", "ZPOPMIN nope 5",
+        "ZPOPMAX z 0", "ZMSCORE nope a", "ZADD d2 1 x", "ZRANGESTORE d2 z 5 9", "EXISTS d2",
+        "ZUNIONSTORE d2 2 nope nope2", "ZINTERCARD 2 z nope", "ZREMRANGEBYSCORE z 5 9", "ZREMRANGEBYLEX z (z +",
+        "ZREMRANGEBYRANK z 5 9", "ZSCAN nope 0")),
+    # Counts: negative, zero, past the size, at the range's limits.
+    # Encodings as they grow, and as Redis names them.
+    ("encodings", inline(
+        "HSET h " + " ".join("f%d v" % i for i in range(128)), "OBJECT ENCODING h", "HSET h f128 v",
+        "OBJECT ENCODING h", "HSET h2 f " + "x" * 65, "OBJECT ENCODING h2", "HSET h3 " + "f" * 64 + " v",
+        "OBJECT ENCODING h3",
+        "SADD s " + " ".join(str(i) for i in range(512)), "OBJECT ENCODING s", "SADD s 512", "OBJECT ENCODING s",
+        "SADD t 1 -0 +1 01 \" 1\" 9223372036854775807 -9223372036854775808", "SCARD t", "OBJECT ENCODING t",
+        "SADD u 1 9223372036854775808", "OBJECT ENCODING u", "SADD v 3 1 2", "SINTERSTORE w v v", "OBJECT ENCODING w",
+        "SMEMBERS w", "SADD x a", "SDIFFSTORE w v x", "OBJECT ENCODING w", "SUNIONSTORE w v x", "OBJECT ENCODING w",
+        "ZADD z " + " ".join("%d m%d" % (i, i) for i in range(128)), "OBJECT ENCODING z", "ZADD z 1 m128",
+        "OBJECT ENCODING z", "ZADD z2 1 " + "m" * 65, "OBJECT ENCODING z2", "ZUNIONSTORE z3 1 z",
+        "OBJECT ENCODING z3", "ZRANGESTORE z4 z 0 9", "OBJECT ENCODING z4", "ZINTERSTORE z5 2 v z",
+        "OBJECT ENCODING z5", "RPUSH l a", "OBJECT ENCODING l", "RPUSH l2 " + "y" * 9000, "OBJECT ENCODING l2")),
+    # Options in every combination Redis distinguishes.
+    ("options", inline(
+        "ZADD z 1 a", "ZADD z GT INCR 1 a", "ZADD z GT INCR -1 a", "ZADD z LT INCR 1 a", "ZADD z XX INCR 1 b",
+        "ZADD z NX INCR 1 a", "ZADD z CH INCR 1 a", "ZADD z GT CH 5 a 1 b", "ZADD z LT 9 b", "ZADD z GT XX 1 c",
+        "ZADD z ch xx gt 10 a", "ZADD z INCR", "ZADD z NX", "ZRANGE z 0 -1 WITHSCORES",
+        "ZADD l 0 a 0 b 0 c", "ZRANGEBYLEX l [ +", "ZRANGEBYLEX l ( +", "ZRANGEBYLEX l [a [a", "ZRANGEBYLEX l (a (a",
+        "ZRANGEBYLEX l + -", "ZLEXCOUNT l - [b", "ZLEXCOUNT l [b -", "ZLEXCOUNT l a +", "ZRANGEBYLEX l - + LIMIT",
+        "ZRANGE l [c [a BYLEX REV", "ZRANGE l [a [c BYLEX REV", "ZRANGE l 0 -1 BYLEX", "ZRANGE l (a + BYLEX WITHSCORES",
+        "ZRANGE l 0 -1 REV BYSCORE", "ZRANGE l 1 0 REV BYSCORE WITHSCORES", "ZRANGESTORE d l [c [a BYLEX REV LIMIT 0 2",
+        "ZRANGE d 0 -1", "ZRANGESTORE d l 0 -1 WITHSCORES", "ZRANGE l 0 -1 LIMIT 0 1",
+        "SADD s 1 2", "ZINTER 2 s l WITHSCORES", "ZUNION 2 s l WEIGHTS 2 3 WITHSCORES", "ZDIFF 2 s l WITHSCORES",
+        "ZINTERSTORE d 2 s s WEIGHTS 1 1 AGGREGATE MAX", "ZRANGE d 0 -1 WITHSCORES", "ZUNION 2 s l WEIGHTS 2",
+        "ZUNION 2 s l AGGREGATE", "ZUNION 2 s l WITHSCORES WITHSCORES", "ZINTERCARD 1 s", "ZINTERCARD 1 s LIMIT 1 2",
+        "RPUSH q a b c", "LINSERT q BEFORE nope x", "LINSERT q after c d", "LSET q -5 x", "LMOVE q q RIGHT LEFT",
+        "LMOVE q q left left", "LRANGE q 0 -1", "LPOS q c MAXLEN 2", "LPOS q c RANK -1 MAXLEN 2",
+        "LPOS q c COUNT 1 COUNT 0", "LPOS q c RANK 1 RANK -1", "LPOS q a MAXLEN", "RPUSHX q", "LPUSHX q a b",
+        "HSET h \"\" \"\"", "HGET h \"\"", "HSTRLEN h \"\"", "HMGET h \"\" \"\" x", "HSET h n 007",
+        "HINCRBY h n 1", "HSET h e 1e5", "HINCRBYFLOAT h e 1", "HINCRBY h e 1", "HSETNX h n 1", "HSETNX h",
+        "HSTRLEN h n", "HSET h2 a 1 b 2", "HRANDFIELD h2 2 WITHVALUES",
+        "HSCAN h2 0 MATCH * COUNT 10", "HSCAN h2 0 MATCH", "HSCAN h2 0 NOVALUES")),
+    ("counts and limits", inline(
+        "HSET one f v", "HRANDFIELD one -4 WITHVALUES", "HRANDFIELD one 9223372036854775807",
+        "SADD s1 x", "SRANDMEMBER s1 -4", "SRANDMEMBER s1 -9223372036854775808",
+        "SPOP s1 9223372036854775807", "SADD s1 x", "SPOP s1 -9223372036854775808", "ZADD z1 1 x",
+        "ZRANDMEMBER z1 -3 WITHSCORES", "ZRANDMEMBER z1 -9223372036854775808", "ZRANDMEMBER z1 9223372036854775807",
+        "RPUSH l a b c a", "LPOP l 9223372036854775807", "RPUSH l a b c a", "LREM l -9223372036854775808 a",
+        "LRANGE l -9223372036854775808 9223372036854775807", "LINDEX l -9223372036854775808", "LPOS l a MAXLEN 0",
+        "LPOS l a RANK -9223372036854775808", "LPOS l c RANK -9223372036854775808", "LPOS l c RANK -9223372036854775808 COUNT 0", "LPOS l a RANK 9223372036854775807", "LPOS l a COUNT 0 MAXLEN 1",
+        "LTRIM l -9223372036854775808 9223372036854775807", "LRANGE l 0 -1", "LSET l -9223372036854775808 x",
+        "ZADD z 1 a 2 b 3 c 4 d", "ZRANGEBYSCORE z -inf +inf LIMIT 1 9223372036854775807",
+        "ZRANGEBYSCORE z -inf +inf LIMIT 0 0", "ZRANGEBYSCORE z -inf +inf LIMIT 9 1",
+        "ZRANGEBYSCORE z -inf +inf LIMIT 0", "ZRANGEBYSCORE z -inf +inf LIMIT x 1",
+        "ZREVRANGEBYSCORE z +inf -inf WITHSCORES LIMIT 1 2", "ZRANGEBYLEX z - + LIMIT 2 -5",
+        "ZREVRANGEBYLEX z + - LIMIT 1 1", "ZRANGE z + - BYLEX REV LIMIT 0 2", "ZRANGE z (4 -inf BYSCORE REV LIMIT 1 1",
+        "ZRANGESTORE d z -inf +inf BYSCORE LIMIT 1 1", "ZRANGE d 0 -1 WITHSCORES",
+        "ZRANGE z -9223372036854775808 9223372036854775807", "ZREMRANGEBYRANK z -9223372036854775808 0",
+        "ZPOPMIN z 9223372036854775807", "ZADD z 1 a 2 b", "ZMPOP 1 z MAX COUNT 9223372036854775807",
+        "ZADD z 1 a", "ZMPOP 1 z MAX COUNT -1", "SADD a 1 2 3", "SADD b 2 3", "SINTERCARD 2 a b LIMIT 0",
+        "SINTERCARD 2 a b LIMIT 1", "SINTERCARD 2 a b LIMIT 9223372036854775807", "ZADD za 1 x 2 y",
+        "ZADD zb 1 x 2 y", "ZINTERCARD 2 za zb LIMIT 0", "ZINTERCARD 2 za zb LIMIT -1",
+        "ZINTERCARD 2 za zb LIMIT x", "LMPOP 1 l LEFT COUNT 9223372036854775807", "LMPOP 1 l LEFT COUNT -1")),
+]
+CASES += COLLECTION_CASES + [("resp3 " + name, payload) for name, payload in COLLECTION_CASES]
+CASES += [
     # RESP3 (the case's connection sends HELLO 3 first).
     ("resp3 nulls", b"GET nope\r\nMGET a nope\r\nSET a 1 NX\r\nSET a 1 NX\r\nSET a 2 NX GET\r\nGETEX nope\r\nGETDEL nope\r\nRANDOMKEY\r\nCLIENT GETNAME\r\nOBJECT ENCODING nope\r\n"),
     ("resp3 replies", b"SET a 1\r\nGET a\r\nINCR a\r\nINCRBYFLOAT a 1.5\r\nPING\r\nECHO x\r\nMGET a\r\nDEL a\r\nTYPE a\r\nNOSUCH\r\nEXISTS a\r\nTTL a\r\n"),

@@ -37,6 +37,27 @@ import Testing
         }
     }
 
+    // Redis's CLIENT LIST shows a parked client with the flag `b` and its
+    // blocking command; once served, `N` again.
+    @Test(arguments: [0, 2]) func clientListFlagsAParkedClientWithB(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let waiter = try TestClient(port: server.port)
+            let other = try TestClient(port: server.port)
+            waiter.send("CLIENT SETNAME waiter\r\nBLPOP q 0\r\n")
+            #expect(waiter.readLine() == "+OK\r\n")
+            #expect(eventually { blockedClients(other) == 1 })
+            let parked = clientListLine(other, named: "waiter")
+            #expect(parked.contains(" flags=b ") && parked.contains(" cmd=blpop "), "\(parked)")
+            #expect(other.roundTrip("RPUSH q a\r\n", replyBytes: 4) == ":1\r\n")
+            #expect(waiter.read(count: bytes("*2\r\n$1\r\nq\r\n$1\r\na\r\n").count).count > 0)
+            let served = clientListLine(other, named: "waiter")
+            #expect(served.contains(" flags=N "), "\(served)")
+            waiter.send("CLIENT INFO\r\n")
+            _ = waiter.readLine()
+            #expect(waiter.readLine().contains(" flags=N "))
+        }
+    }
+
     @Test(arguments: [0, 2]) func aDeadlineOrClientUnblockAnswersAParkedClient(ioThreads: Int) throws {
         try withServer({ $0.ioThreads = ioThreads }) { server in
             let waiter = try TestClient(port: server.port)
@@ -101,4 +122,13 @@ private func blockedClients(_ client: TestClient) -> Int? {
         return nil
     }
     return Int(line.dropFirst("blocked_clients:".count))
+}
+
+/// The CLIENT LIST line of the client named `name`, as `client` reads it.
+private func clientListLine(_ client: TestClient, named name: String) -> String {
+    client.send("CLIENT LIST\r\n")
+    let header = client.readLine()
+    guard header.hasPrefix("$"), let length = Int(header.filter(\.isNumber)) else { return header }
+    let text = String(decoding: client.read(count: length + 2), as: UTF8.self)
+    return text.split(separator: "\n").first { $0.contains(" name=\(name) ") }.map(String.init) ?? text
 }

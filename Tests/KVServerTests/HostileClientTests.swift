@@ -180,4 +180,22 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
             #expect(worst < bound, "the canary waited \(worst) s for a PONG")
         }
     }
+
+    // A repeated random pick of 2^63 - 1 elements (redis-server without an
+    // output limit grows until it is killed): kvd writes up to the output
+    // buffer limit, closes that client, and serves the next one.
+    @Test(arguments: ["HRANDFIELD h", "SRANDMEMBER s", "ZRANDMEMBER z"])
+    func aHugeNegativeRandomCountStopsAtTheOutputLimit(pick: String) throws {
+        let limit = 1 << 20
+        try withServer({ $0.outputBufferLimit = .init(hard: limit, soft: 0, softSeconds: 0) }) { server in
+            let client = try TestClient(port: server.port)
+            client.send("HSET h f v\r\nSADD s m\r\nZADD z 1 m\r\n\(pick) -9223372036854775807 \r\n")
+            let started = Date()
+            let got = client.readAll()
+            #expect(got.count < 4 * limit, "\(pick): \(got.count) bytes before the close")
+            #expect(Date().timeIntervalSince(started) < 5, "\(pick): the close took too long")
+            let next = try TestClient(port: server.port)
+            #expect(next.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+        }
+    }
 }

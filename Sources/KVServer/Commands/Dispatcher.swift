@@ -32,6 +32,9 @@ public final class Dispatcher {
     /// whose parked clients wait without a deadline). It holds the
     /// dispatcher: a dispatcher lives as long as its server.
     var owner: LoopBound<Dispatcher>?
+    /// The clients' output buffer hard limit (`ReplyWriter.limit`), past
+    /// which a reply that could grow without bound stops being written.
+    public var replyLimit = Int.max
 
     /// Every command, once, in table order (`Command.id` is the position).
     static let rows: [Command] = {
@@ -122,6 +125,7 @@ public final class Dispatcher {
         let clock = databases.clock
         var out = ReplyWriter(reusing: &replyBuffer)
         out.resp3 = session.resp3
+        out.limit = replyLimit
         session.lastCommandAt = monotonicMilliseconds()
         var executed = 0
         // One clock read per command: each command's time runs from the end

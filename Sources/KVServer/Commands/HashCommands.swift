@@ -75,6 +75,7 @@ private func hgetall(_ ks: Keyspace, _ r: Request, fields: Bool, values: Bool, _
     if fields && values { out.mapHeader(count) } else { out.arrayHeader(count) }
     guard let hash = found else { return }
     for position in 0..<count {
+        if out.passedLimit(at: position) { return }
         let (field, value) = hash.entry(at: position)
         if fields { out.bulk(field) }
         if values { out.bulk(value) }
@@ -122,19 +123,20 @@ private func hrandfield(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) 
     guard r.count >= 3 else {
         guard let found = ks.lookupHash(r.raw(1), &out) else { return }
         guard let hash = found, hash.count > 0 else { return out.null() }
-        return out.bulk(hash.entry(at: Int.random(in: 0..<hash.count)).field)
+        return out.bulk(hash.entry(at: Int.random(in: 0..<hash.count, using: &ks.random)).field)
     }
     guard let (requested, withValues) = randomCount(r, "withvalues", &out) else { return }
     guard let found = ks.lookupHash(r.raw(1), &out) else { return }
     guard let hash = found, requested != 0 else { return out.arrayHeader(0) }
-    let positions = randomPositions(requested, of: hash.count)
-    out.arrayHeader(withValues && !out.resp3 ? positions.count * 2 : positions.count)
-    for position in positions {
+    func reply(_ position: Int, _ out: inout ReplyWriter) {
         let (field, value) = hash.entry(at: position)
         if withValues && out.resp3 { out.arrayHeader(2) }
         out.bulk(field)
         if withValues { out.bulk(value) }
     }
+    let count = requested > 0 ? min(requested, hash.count) : Int(requested.magnitude)
+    out.arrayHeader(withValues && !out.resp3 ? count * 2 : count)
+    forEachRandomPosition(requested, of: hash.count, using: &ks.random, &out, reply)
 }
 
 /// HRANDFIELD's and ZRANDMEMBER's count and `word` (WITHVALUES,
@@ -153,23 +155,40 @@ func randomCount(_ r: Request, _ word: StaticString, _ out: inout ReplyWriter) -
     return (requested, withWord)
 }
 
-/// The positions HRANDFIELD, SRANDMEMBER and SPOP pick among `size`
-/// elements for `requested` (Redis's cases): negative, `-requested` picks
-/// that may repeat; at least `size`, every position in order; otherwise
-/// that many distinct positions at random.
-func randomPositions(_ requested: Int, of size: Int) -> [Int] {
-    if requested < 0 || requested == 1 {
-        return (0..<requested.magnitude).map { _ in Int.random(in: 0..<size) }
+/// The positions HRANDFIELD, SRANDMEMBER and ZRANDMEMBER pick among
+/// `size` elements for `requested` (Redis's cases), each handed to `reply`:
+/// negative, `-requested` picks that may repeat; at least `size`, every
+/// position in order; otherwise that many distinct positions at random.
+/// Repeated picks are not collected but written as they are drawn, and stop
+/// once the reply passes the writer's limit: the client is then closed over
+/// its output buffer limit, as Redis stops at it (a count of -2^63 would
+/// otherwise fill memory; redis-server without a limit dies of it).
+func forEachRandomPosition(
+    _ requested: Int, of size: Int, using random: inout CommandRandom, _ out: inout ReplyWriter,
+    _ reply: (Int, inout ReplyWriter) -> Void
+) {
+    guard requested < 0 || requested == 1 else {
+        for position in randomPositions(requested, of: size, using: &random) { reply(position, &out) }
+        return
     }
+    for pick in 0..<Int(requested.magnitude) {
+        if out.passedLimit(at: pick) { return }
+        reply(Int.random(in: 0..<size, using: &random), &out)
+    }
+}
+
+/// Distinct positions among `size` for a positive `requested` (above 1):
+/// at least `size`, every position in order; otherwise that many at random.
+func randomPositions(_ requested: Int, of size: Int, using random: inout CommandRandom) -> [Int] {
     if requested >= size { return Array(0..<size) }
     var chosen = Set<Int>()
     var picks: [Int] = []
     if requested * 3 > size {
         // Most of them: shuffle and take a prefix.
-        return Array((0..<size).shuffled().prefix(requested))
+        return Array((0..<size).shuffled(using: &random).prefix(requested))
     }
     while picks.count < requested {
-        let position = Int.random(in: 0..<size)
+        let position = Int.random(in: 0..<size, using: &random)
         if chosen.insert(position).inserted { picks.append(position) }
     }
     return picks

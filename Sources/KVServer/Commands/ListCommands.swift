@@ -193,7 +193,10 @@ private func lrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         return out.arrayHeader(0)
     }
     out.arrayHeader(range.count)
-    for index in range { out.bulk(list[index]) }
+    for index in range {
+        if out.passedLimit(at: index - range.lowerBound) { return }
+        out.bulk(list[index])
+    }
 }
 
 private func lindex(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -241,7 +244,8 @@ private func lrem(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let found = ks.lookupList(r.raw(1), &out) else { return }
     guard let list = found else { return out.integer(0) }
     let element = r.raw(3)
-    let removed = list.removeAll(limit: Int(count.magnitude), fromBack: count < 0) {
+    // Int.min's magnitude does not fit an Int: it is as good as no limit.
+    let removed = list.removeAll(limit: Int(clamping: count.magnitude), fromBack: count < 0) {
         $0.withUnsafeBytes { $0.elementsEqual(element) }
     }
     if removed > 0 { ks.changedCollection(r.raw(1), count: list.count) }
@@ -276,11 +280,10 @@ private func lpos(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
                     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
                 )
             }
-            guard parsed != Int.min else {
-                return out.error(
-                    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-            }
-            rank = parsed
+            // Redis 7.0 negates the rank; -2^63 stays negative, and every
+            // match then passes its `matches >= rank` test: the first match
+            // from the tail, as RANK -1 finds.
+            rank = parsed == Int.min ? -1 : parsed
         } else if equalsIgnoringCase(r.raw(index), "count") && more {
             guard let parsed = parsePositive(r.raw(index + 1), message: "COUNT can't be negative", &out) else { return }
             count = parsed

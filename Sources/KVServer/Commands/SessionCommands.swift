@@ -218,10 +218,10 @@ extension Dispatcher {
             out.ok()
         case "info":
             guard arity(2) else { return }
-            out.verbatim(session.listLine(now: now) + "\n")
+            out.verbatim(session.listLine(now: now, blocked: blocked.isParked(session.id)) + "\n")
         case "list":
             guard let chosen = listedSessions(r, &out) else { return }
-            out.verbatim(chosen.map { $0.listLine(now: now) + "\n" }.joined())
+            out.verbatim(chosen.map { $0.listLine(now: now, blocked: blocked.isParked($0.id)) + "\n" }.joined())
         case "kill":
             kill(session, r, &out)
         case "reply":

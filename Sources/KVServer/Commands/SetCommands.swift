@@ -23,7 +23,10 @@ let setCommands: [Command] = [
         guard let found = ks.lookupSet(r.raw(1), &out) else { return }
         guard let set = found else { return out.emptySet() }
         out.setHeader(set.count)
-        for position in 0..<set.count { out.bulk(set[position]) }
+        for position in 0..<set.count {
+            if out.passedLimit(at: position) { return }
+            out.bulk(set[position])
+        }
     },
     Command("sismember", arity: 3, keys: .one) { ks, r, out in
         guard let found = ks.lookupSet(r.raw(1), &out) else { return }
@@ -68,7 +71,7 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard r.count == 3 else {
         guard let found = ks.lookupSet(r.raw(1), &out) else { return }
         guard let set = found else { return out.null() }
-        out.bulk(set.remove(at: Int.random(in: 0..<set.count)))
+        out.bulk(set.remove(at: Int.random(in: 0..<set.count, using: &ks.random)))
         return ks.changedCollection(r.raw(1), count: set.count)
     }
     guard let requested = parsePositive(r.raw(2), message: "value is out of range, must be positive", &out) else {
@@ -83,7 +86,7 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         return ks.changedCollection(r.raw(1), count: 0)
     }
     out.setHeader(requested)
-    for _ in 0..<requested { out.bulk(set.remove(at: Int.random(in: 0..<set.count))) }
+    for _ in 0..<requested { out.bulk(set.remove(at: Int.random(in: 0..<set.count, using: &ks.random))) }
     ks.changedCollection(r.raw(1), count: set.count)
 }
 
@@ -92,14 +95,14 @@ private func srandmember(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
     guard r.count == 3 else {
         guard let found = ks.lookupSet(r.raw(1), &out) else { return }
         guard let set = found else { return out.null() }
-        return out.bulk(set[Int.random(in: 0..<set.count)])
+        return out.bulk(set[Int.random(in: 0..<set.count, using: &ks.random)])
     }
     guard let requested = parseInteger(r.raw(2), in: -Int.max...Int.max, &out) else { return }
     guard let found = ks.lookupSet(r.raw(1), &out) else { return }
     guard let set = found, requested != 0 else { return out.arrayHeader(0) }
-    let positions = randomPositions(requested, of: set.count)
-    out.arrayHeader(positions.count)
-    for position in positions { out.bulk(set[position]) }
+    out.arrayHeader(requested > 0 ? min(requested, set.count) : Int(requested.magnitude))
+    forEachRandomPosition(requested, of: set.count, using: &ks.random, &out) { position, out in out.bulk(set[position])
+    }
 }
 
 private func smove(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -142,7 +145,18 @@ private func combine(
         guard let found = ks.lookupSet(r.raw(index), &out) else { return }
         sets.append(found)
     }
+    // SINTER answers its members as it finds them, in the smallest set's
+    // order, as Redis does: no set of its own (SUNION and SDIFF reply from
+    // the set they build, whose order an intset may change, as in Redis).
+    var found: [[UInt8]] = []
     let result = SetValue()
+    func keep(_ member: [UInt8]) {
+        if destination == nil && operation == .intersection {
+            found.append(member)
+        } else {
+            result.add(member, ks.limits)
+        }
+    }
     switch operation {
     case .intersection:
         if !sets.contains(where: { $0 == nil }) {
@@ -150,22 +164,27 @@ private func combine(
             let smallest = present[0]
             for position in 0..<smallest.count {
                 let member = smallest[position]
-                if present.dropFirst().allSatisfy({ $0.contains(member) }) { result.add(member, ks.limits) }
+                if present.dropFirst().allSatisfy({ $0.contains(member) }) { keep(member) }
             }
         }
     case .union:
         for set in sets.compactMap({ $0 }) {
-            for position in 0..<set.count { result.add(set[position], ks.limits) }
+            for position in 0..<set.count { keep(set[position]) }
         }
     case .difference:
         if let first = sets[0] {
             let others = sets.dropFirst().compactMap { $0 }
             for position in 0..<first.count where !others.contains(where: { $0.contains(first[position]) }) {
-                result.add(first[position], ks.limits)
+                keep(first[position])
             }
         }
     }
     guard let destination else {
+        if operation == .intersection {
+            out.setHeader(found.count)
+            for member in found { out.bulk(member) }
+            return
+        }
         out.setHeader(result.count)
         for position in 0..<result.count { out.bulk(result[position]) }
         return

@@ -408,19 +408,22 @@ private func zrandmember(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
     guard r.count >= 3 else {
         guard let found = ks.lookupSortedSet(r.raw(1), &out) else { return }
         guard let sortedSet = found, sortedSet.count > 0 else { return out.null() }
-        return out.bulk(sortedSet.order.node(atRank: Int.random(in: 1...sortedSet.count))!.member)
+        return out.bulk(sortedSet.order.node(atRank: Int.random(in: 1...sortedSet.count, using: &ks.random))!.member)
     }
     guard let (requested, withScores) = randomCount(r, "withscores", &out) else { return }
     guard let found = ks.lookupSortedSet(r.raw(1), &out) else { return }
     guard let sortedSet = found, requested != 0 else { return out.arrayHeader(0) }
     // The whole set (a count at least its size) comes highest first, as Redis answers it.
-    let positions = randomPositions(requested, of: sortedSet.count)
-    let whole = requested >= sortedSet.count
-    let members = (whole ? positions.reversed() : positions).map { position -> ScoredMember in
-        let node = sortedSet.order.node(atRank: position + 1)!
-        return (node.member, node.score)
+    let size = sortedSet.count
+    let whole = requested >= size
+    let count = requested > 0 ? min(requested, size) : Int(requested.magnitude)
+    out.arrayHeader(withScores && !out.resp3 ? count * 2 : count)
+    forEachRandomPosition(requested, of: size, using: &ks.random, &out) { position, out in
+        let node = sortedSet.order.node(atRank: whole ? size - position : position + 1)!
+        if withScores && out.resp3 { out.arrayHeader(2) }
+        out.bulk(node.member)
+        if withScores { out.double(node.score) }
     }
-    replyScored(members, withScores: withScores, &out)
 }
 
 private func zscan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {

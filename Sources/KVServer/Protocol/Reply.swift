@@ -33,6 +33,16 @@ public struct ReplyWriter: Sendable {
     private var sealedBytes = 0
     /// Bulk values at least this large are referenced, not copied.
     static let referenceThreshold = 64 * 1024
+    /// The client's output buffer limit: a command whose reply grows with a
+    /// collection or a count (LRANGE, SMEMBERS, HGETALL, a repeated random
+    /// pick) stops writing past it, as Redis stops at its limit, since the
+    /// connection closes a client whose replies pass it.
+    public var limit = Int.max
+
+    /// True when the replies written pass `limit`, checked at every 1024th
+    /// `index` only: what a loop over a huge collection asks, cheaply,
+    /// before it writes element `index`.
+    public func passedLimit(at index: Int) -> Bool { index & 1023 == 1023 && byteCount > limit }
 
     /// An empty writer.
     public init() {}

@@ -16,13 +16,15 @@ public struct CoreHop: Sendable {
     /// The script the core runs, for the I/O threads that answer while it is busy.
     public let scripts: ScriptActivity
 
-    /// A core on `loop` with a new dispatcher (see `Dispatcher.init`).
+    /// A core on `loop` with a new dispatcher (see `Dispatcher.init`) whose
+    /// `replyLimit` is `replyLimit`.
     public init(
-        on loop: EventLoop, password: String? = nil,
+        on loop: EventLoop, password: String? = nil, replyLimit: Int = .max,
         serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])]
     ) {
         self.loop = loop
         let dispatcher = Dispatcher(password: password, serverInfo: serverInfo)
+        dispatcher.replyLimit = replyLimit
         self.counters = dispatcher.stats.counters
         self.scripts = dispatcher.scripts.activity
         self.dispatcher = LoopBound(dispatcher, on: loop)

@@ -40,7 +40,12 @@ public final class Server: @unchecked Sendable {
         self.options = options
         self.coreLoop = coreLoop
         let facts = ServerFacts()
-        self.hop = CoreHop(on: coreLoop, password: options.requirePassword) { facts.server?.infoSections() ?? [] }
+        let hardLimit = options.outputBufferLimit.hard
+        self.hop = CoreHop(
+            on: coreLoop, password: options.requirePassword, replyLimit: hardLimit > 0 ? hardLimit : .max
+        ) {
+            facts.server?.infoSections() ?? []
+        }
         facts.server = self
     }
 

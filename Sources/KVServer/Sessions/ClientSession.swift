@@ -114,11 +114,14 @@ final class ClientSession {
     var id: Int { info.id }
 
     /// CLIENT LIST's line for this client (the fields kvd knows; Redis's
-    /// memory figures are left out rather than made up).
-    func listLine(now: Int64) -> String {
+    /// memory figures are left out rather than made up); `blocked`: parked
+    /// by a blocking command. Flags in Redis's order: `O` monitor, `P`
+    /// subscriber, `x` MULTI, `b` blocked; `N` for none.
+    func listLine(now: Int64, blocked: Bool) -> String {
         var flags = monitoring ? "O" : ""
         if isSubscribed { flags += "P" }
         if transaction != nil { flags += "x" }
+        if blocked { flags += "b" }
         if flags.isEmpty { flags = "N" }
         let name = String(decoding: self.name, as: UTF8.self)
         let library = String(decoding: libraryName, as: UTF8.self)

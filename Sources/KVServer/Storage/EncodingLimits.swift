@@ -7,10 +7,12 @@
 // conversions do. Shared by a dispatcher's databases, on the core loop
 // only, like the clock.
 
-/// The encoding thresholds, with Redis 7.0's defaults.
+/// The encoding thresholds, with Redis 7.0's defaults (its built-in ones,
+/// as redis-server runs without a configuration file: 512 hash entries,
+/// where the sample redis.conf says 128).
 final class EncodingLimits {
     /// hash-max-listpack-entries (alias hash-max-ziplist-entries).
-    var hashEntries = 128
+    var hashEntries = 512
     /// hash-max-listpack-value (alias hash-max-ziplist-value).
     var hashValue = 64
     /// set-max-intset-entries.
@@ -19,7 +21,7 @@ final class EncodingLimits {
     /// (Redis 7.0 encodes every list as a quicklist whatever they are).
     var listpackSize = -2
     var compressDepth = 0
-    /// zset-max-listpack-entries and -value, for CONFIG GET (no sorted sets yet).
+    /// zset-max-listpack-entries and -value.
     var zsetEntries = 128
     var zsetValue = 64
     /// busy-reply-threshold (alias lua-time-limit), in ms: not an encoding

@@ -118,6 +118,8 @@ public final class Keyspace {
     let clock: CommandClock
     /// The encoding thresholds (shared by a dispatcher's databases).
     let limits: EncodingLimits
+    /// The random picks of this database's commands.
+    @exclusivity(unchecked) var random = CommandRandom()
 
     /// An empty keyspace.
     public convenience init() { self.init(clock: CommandClock(), limits: EncodingLimits()) }
@@ -371,8 +373,14 @@ public final class Keyspace {
 
     /// A client parks on `key` (or leaves it: `by: -1`).
     func block(on key: [UInt8], by change: Int) {
-        let count = blockedOn[.stored(key), default: 0] + change
-        blockedOn[.stored(key)] = count > 0 ? count : nil
+        // One hash of the key for the lookup and the change: a client
+        // parked on 100 keys does this 100 times each way.
+        guard let index = blockedOn.index(forKey: .stored(key)) else {
+            if change > 0 { blockedOn[.stored(key)] = change }
+            return
+        }
+        blockedOn.values[index] += change
+        if blockedOn.values[index] <= 0 { blockedOn.remove(at: index) }
     }
 
     /// `key` may hold what a parked client waits for (a push, a new list).

@@ -3,7 +3,7 @@
 // are an array beside it, in the same positions.
 //
 // `isCompact` says what Redis 7.0 would call the encoding: a listpack while
-// the hash has at most 128 fields and no field or value longer than 64
+// the hash has at most 512 fields and no field or value longer than 64
 // bytes (hash-max-listpack-entries and -value: EncodingLimits), a
 // hashtable after. Like
 // Redis it never goes back; and like a listpack, a compact hash keeps its

@@ -25,14 +25,20 @@ final class SortedSetValue {
     /// Sets `member`'s score; true when the member is new.
     @discardableResult
     func set(_ member: [UInt8], _ score: Double, _ limits: EncodingLimits) -> Bool {
-        if let old = self.score(of: member) {
+        let old = self.score(of: member)
+        if old == nil && isCompact && (order.count >= limits.zsetEntries || member.count > limits.zsetValue) {
+            isCompact = false
+        }
+        // A listpack holds a score as text, in which -0 is written "0":
+        // Redis's compact sets never hold -0 (its skiplists do).
+        let score = isCompact && score == 0 ? 0 : score
+        if let old {
             guard old != score else { return false }
             order.remove(old, member)
             order.insert(score, member)
             scores[.stored(member)] = score
             return false
         }
-        if isCompact && (order.count >= limits.zsetEntries || member.count > limits.zsetValue) { isCompact = false }
         scores[.stored(member)] = score
         order.insert(score, member)
         return true
