@@ -33,6 +33,8 @@ struct CommandFlags: OptionSet, Sendable {
     /// Runs at once inside MULTI instead of being queued (MULTI, EXEC,
     /// DISCARD, WATCH, QUIT, RESET).
     static let transactionControl = CommandFlags(rawValue: 2)
+    /// Never in SLOWLOG (EXEC: the commands it ran are logged instead).
+    static let skipSlowlog = CommandFlags(rawValue: 4)
 }
 
 /// One row of the command table.

@@ -22,6 +22,16 @@ public final class Dispatcher {
     let scripts = ScriptEngine()
     /// The clients parked by a blocking command (BLPOP and friends).
     let blocked = BlockedClients()
+    /// The settings CONFIG SET changes that the I/O loops read too.
+    let settings: LiveSettings
+    /// Redis's `timeout`: idle clients are closed after this many seconds (0: never).
+    private(set) var idleTimeout = 0
+    /// Redis's replica output buffer limit: shown and kept, kvd has no replicas.
+    var replicaOutputLimit = ServerOptions.OutputBufferLimit(hard: 256 << 20, soft: 64 << 20, softSeconds: 60)
+    /// CONFIG RESETSTAT's part outside the dispatcher (the server's connection counts).
+    let resetServerStats: @Sendable () -> Void
+    /// The idle-client check's timer, while `idleTimeout` is set.
+    private var idleCheck: Scheduled?
     /// True while EXEC runs its queue: nothing blocks inside a transaction.
     var inExec = false
     /// This dispatcher on its loop, for the timer of the parked clients'
@@ -46,12 +56,39 @@ public final class Dispatcher {
     /// A dispatcher over empty databases; `serverInfo` supplies INFO's
     /// server sections, and `password`, when set, must be given with AUTH
     /// (or HELLO's AUTH) before any other command.
+    /// `settings` are those shared with the I/O loops; `resetServerStats`
+    /// zeroes the server's own figures (CONFIG RESETSTAT).
     public init(
-        password: String? = nil,
-        serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])] = { [] }
+        password: String? = nil, settings: LiveSettings = LiveSettings(ServerOptions()),
+        serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])] = { [] },
+        resetServerStats: @escaping @Sendable () -> Void = {}
     ) {
         sessions = ClientSessions(password: password.map { Array($0.utf8) })
         info = Info(serverSections: serverInfo)
+        self.settings = settings
+        self.resetServerStats = resetServerStats
+        stats.slowlog.threshold = settings.options.slowlogSlowerThan
+        stats.slowlog.maxLength = settings.options.slowlogMaxLength
+    }
+
+    /// Redis's `timeout`: from now on, a client idle for `seconds` (not
+    /// parked by a blocking command) is closed, checked once a second.
+    func setIdleTimeout(seconds: Int) {
+        idleTimeout = seconds
+        idleCheck?.cancel()
+        idleCheck = nil
+        guard seconds > 0, let owner else { return }
+        idleCheck = try? owner.loop.schedule(every: .seconds(1)) {
+            owner.withValue { $0.closeIdleClients() }
+        }
+    }
+
+    private func closeIdleClients() {
+        let now = monotonicMilliseconds()
+        for session in sessions.all
+        where now - session.lastCommandAt > Int64(idleTimeout) * 1000 && !blocked.isParked(session.id) {
+            session.info.kill()
+        }
     }
 
     /// A connection was accepted: its session starts (database 0, RESP2).
@@ -119,14 +156,23 @@ public final class Dispatcher {
         defer { clock.fixed = nil }
         batch.forEach { request in
             clock.fixed = batchUnix + Int64((previous - batchStart) / 1_000_000)
+            let errors = out.errorCount
             let command = execute(request, for: session, into: &out)
-            let now = monotonicNanoseconds()
-            if let command { stats.record(command, request, took: now - previous, by: session) }
-            previous = now
+            var now = monotonicNanoseconds()
+            // A parked command is timed when it is served (see serve).
+            if let command, blocked.count == 0 || !blocked.isParked(session.id) {
+                stats.record(command, request, took: now - previous, failed: out.errorCount > errors, by: session)
+            }
+            stats.takeErrors(&out)
             executed += 1
             // Keys that got a list while somebody waited are served after
-            // the command that did it (after EXEC for a transaction).
-            if blocked.count > 0 { serveReadyKeys() }
+            // the command that did it (after EXEC for a transaction), on
+            // the clock of neither command.
+            if blocked.count > 0 {
+                serveReadyKeys()
+                now = monotonicNanoseconds()
+            }
+            previous = now
             // A parked client's batch stops at its blocking command; the
             // requests after it go back to the connection.
             if blocked.count > 0 && blocked.isParked(session.id) { return false }
@@ -150,11 +196,13 @@ public final class Dispatcher {
         session.lastCommand = command.id
         guard command.accepts(request.count) else {
             session.transaction?.refused = true
+            stats.recordRejection(command.id)
             out.error("ERR wrong number of arguments for '\(command.name)' command")
             return nil
         }
         guard session.authenticated || command.flags.contains(.noAuth) else {
             session.transaction?.refused = true
+            stats.recordRejection(command.id)
             out.error("NOAUTH Authentication required.")
             return nil
         }
@@ -168,6 +216,18 @@ public final class Dispatcher {
         case .session(let handler): handler(self, session, request, &out)
         }
         return command.id
+    }
+}
+
+extension Dispatcher {
+    /// Runs one request and records its figures on its own clock (a
+    /// command EXEC runs, a parked command served): SLOWLOG and INFO see
+    /// each command, not the one that ran it.
+    func executeTimed(_ request: Request, for session: ClientSession, into out: inout ReplyWriter) {
+        let (start, errors) = (monotonicNanoseconds(), out.errorCount)
+        guard let command = execute(request, for: session, into: &out) else { return }
+        let failed = out.errorCount > errors
+        stats.record(command, request, took: monotonicNanoseconds() - start, failed: failed, by: session)
     }
 }
 

@@ -1,7 +1,8 @@
 // CommandStats.swift: what the commands cost: the request count, each
-// command's latency histogram and SLOWLOG's candidates, recorded by the
-// dispatcher around every command, and the figures it publishes for other
-// threads after every batch. INFO, LATENCY and SLOWLOG read them.
+// command's calls, time, refusals, failures and latency histogram, the
+// error replies by code, and SLOWLOG, recorded by the dispatcher around
+// every command; and the figures it publishes for other threads after
+// every batch. INFO, LATENCY, SLOWLOG and CONFIG RESETSTAT use them.
 
 /// The commands' statistics. Core loop only, with the dispatcher.
 final class CommandStats {
@@ -9,10 +10,20 @@ final class CommandStats {
     // (the core loop's), and no access to these is ever open across a call.
     /// How many requests have been executed (refused and queued ones too).
     @exclusivity(unchecked) private(set) var commandsProcessed = 0
-    /// Each command's run time, for INFO latencystats and LATENCY HISTOGRAM.
+    /// Each command's figures (INFO commandstats, latencystats, LATENCY HISTOGRAM).
     let latencies = CommandLatencies(count: Dispatcher.rows.count)
-    /// SLOWLOG: what is logged, and the entries, newest first.
+    /// SLOWLOG: what is logged, and the entries.
     @exclusivity(unchecked) var slowlog = Slowlog()
+    /// Redis's `latency-tracking`: per-command histograms are kept.
+    var latencyTracking = true
+    /// Redis's `latency-tracking-info-percentiles`, as INFO latencystats shows them.
+    var latencyPercentiles: [Double] = [50, 99, 99.9]
+    /// Error replies by code (`ERR`, `WRONGTYPE`, …), for INFO errorstats.
+    private(set) var errors: [String: Int] = [:]
+    /// Error replies in all (INFO's `total_error_replies`).
+    private(set) var totalErrorReplies = 0
+    /// Which commands SLOWLOG skips (EXEC: the commands it ran are logged).
+    private let unlogged = Dispatcher.rows.map { $0.flags.contains(.skipSlowlog) }
     /// The figures other threads may read.
     let counters = DispatcherCounters()
 
@@ -23,26 +34,88 @@ final class CommandStats {
     }
 
     /// Command `command` (its `Command.id`) ran `request` of `session` in
-    /// `nanoseconds`.
+    /// `nanoseconds`; `failed` when its reply was an error.
     @inline(__always)
-    func record(_ command: Int, _ request: Request, took nanoseconds: UInt64, by session: ClientSession) {
-        latencies.record(nanoseconds, for: command)
-        slowlog.note(request, took: nanoseconds, by: session)
+    func record(
+        _ command: Int, _ request: Request, took nanoseconds: UInt64, failed: Bool, by session: ClientSession
+    ) {
+        latencies.record(nanoseconds, for: command, failed: failed, histogram: latencyTracking)
+        if !unlogged[command] { slowlog.note(request, took: nanoseconds, by: session) }
     }
 
-    /// INFO latencystats: Redis 7's lines, p50/p99/p99.9 in microseconds.
+    /// Command `command` was refused before it ran (arity, AUTH).
+    func recordRejection(_ command: Int) {
+        latencies.reject(command)
+    }
+
+    /// Takes the error codes `out` wrote since the last call.
+    @inline(__always)
+    func takeErrors(_ out: inout ReplyWriter) {
+        guard !out.errorCodes.isEmpty else { return }
+        for code in out.errorCodes { errors[String(decoding: code, as: UTF8.self), default: 0] += 1 }
+        totalErrorReplies += out.errorCodes.count
+        out.errorCodes.removeAll()
+    }
+
+    /// CONFIG RESETSTAT: every figure back to zero, as Redis's resetstat
+    /// (SLOWLOG's entries stay, as in Redis).
+    func reset() {
+        latencies.reset()
+        errors = [:]
+        totalErrorReplies = 0
+        commandsProcessed = 0
+    }
+
+    /// INFO commandstats: Redis 7's lines, for the commands called or refused.
+    func commandStatsLines() -> [String] {
+        Dispatcher.rows.sorted { $0.name < $1.name }.compactMap { command in
+            let figures = latencies.figures(command.id)
+            guard figures.calls > 0 || figures.rejected > 0 || figures.failed > 0 else { return nil }
+            let micros = Int(figures.nanoseconds / 1000)
+            let perCall = figures.calls == 0 ? 0 : Double(micros) / Double(figures.calls)
+            return "cmdstat_\(command.name):calls=\(figures.calls),usec=\(micros),usec_per_call=\(fixed(perCall, 2))"
+                + ",rejected_calls=\(figures.rejected),failed_calls=\(figures.failed)"
+        }
+    }
+
+    /// INFO errorstats: one line per error code seen.
+    func errorStatsLines() -> [String] {
+        errors.sorted { $0.key < $1.key }.map { "errorstat_\($0.key):count=\($0.value)" }
+    }
+
+    /// INFO latencystats: Redis 7's lines, the configured percentiles in microseconds.
     func latencyStatsLines() -> [String] {
         Dispatcher.rows.filter { latencies[$0.id].count > 0 }.sorted { $0.name < $1.name }.map { command in
             let histogram = latencies[command.id]
-            func micros(_ quantile: Double) -> String {
+            let points = latencyPercentiles.map { percentile in
                 // Redis's "%.3f" of microseconds: nanoseconds are exact thousandths.
-                let nanoseconds = histogram.value(at: quantile)
-                return "\(nanoseconds / 1000).\(String(nanoseconds % 1000).leftPadded(to: 3))"
+                let nanoseconds = histogram.value(at: percentile / 100)
+                return
+                    "p\(percentileLabel(percentile))=\(nanoseconds / 1000).\(String(nanoseconds % 1000).leftPadded(to: 3))"
             }
-            return
-                "latency_percentiles_usec_\(command.name):p50=\(micros(0.5)),p99=\(micros(0.99)),p99.9=\(micros(0.999))"
+            return "latency_percentiles_usec_\(command.name):" + points.joined(separator: ",")
         }
     }
+}
+
+/// A percentile as Redis's "%f" trimmed of trailing zeros (50, 99.9).
+func percentileLabel(_ value: Double) -> String {
+    var text = fixed(value, 6)
+    while text.hasSuffix("0") { text.removeLast() }
+    if text.hasSuffix(".") { text.removeLast() }
+    return text
+}
+
+/// `value` with `digits` decimals, as C's "%.Nf" prints it.
+func fixed(_ value: Double, _ digits: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let scaled = (abs(value) * scale).rounded()
+    let whole = Int(scaled / scale)
+    let fraction = Int(scaled - Double(whole) * scale)
+    let sign = value < 0 && scaled != 0 ? "-" : ""
+    guard digits > 0 else { return sign + String(whole) }
+    return sign + "\(whole)." + String(fraction).leftPadded(to: digits)
 }
 
 extension String {

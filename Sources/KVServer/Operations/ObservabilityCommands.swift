@@ -86,8 +86,8 @@ extension Dispatcher {
                 }
                 count = parsed == -1 ? Int.max : parsed
             }
-            let entries = stats.slowlog.entries.prefix(count)
-            out.arrayHeader(entries.count)
+            let entries = stats.slowlog.newest(count)
+            out.arrayHeader(Swift.min(count, stats.slowlog.count))
             for entry in entries {
                 out.arrayHeader(6)
                 out.integer(entry.id)
@@ -100,11 +100,23 @@ extension Dispatcher {
             }
         case "len":
             guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'slowlog|len' command") }
-            out.integer(stats.slowlog.entries.count)
+            out.integer(stats.slowlog.count)
         case "reset":
             guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'slowlog|reset' command") }
             stats.slowlog.reset()
             out.ok()
+        case "help" where r.count == 2:
+            out.help(
+                "SLOWLOG",
+                [
+                    "GET [<count>]",
+                    "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+                    "    Entries are made of:",
+                    "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+                    "    client name",
+                    "LEN", "    Return the length of the slowlog.",
+                    "RESET", "    Reset the slowlog.",
+                ])
         default:
             out.error(
                 bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128)

@@ -225,6 +225,9 @@ final class Connection: @unchecked Sendable {
             stopReading(.ended)
             if exchange == .parked { return close() }
         }
+        // CONFIG SET's client-query-buffer-limit and proto-max-bulk-len
+        // apply to open connections too.
+        parser.limits = worker.server.settings.requestLimits(worker.server.options.limits)
         processInput()
         if parser.bufferedCount > parser.limits.maxQueryBuffer {
             // Redis's client-query-buffer-limit: the client is closed, with
@@ -415,7 +418,7 @@ final class Connection: @unchecked Sendable {
     /// counts, as in Redis (so a single reply larger than the hard limit
     /// closes the client too).
     private func enforceOutputLimit() {
-        let limit = worker.server.options.outputBufferLimit
+        let limit = worker.server.settings.outputBufferLimit
         let waiting = outboundBytes
         if limit.hard > 0 && waiting > limit.hard {
             disconnectOverLimit(waiting, "hard limit \(limit.hard)")

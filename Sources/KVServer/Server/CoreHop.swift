@@ -16,11 +16,13 @@ public struct CoreHop: Sendable {
 
     /// A core on `loop` with a new dispatcher (see `Dispatcher.init`).
     public init(
-        on loop: EventLoop, password: String? = nil,
-        serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])]
+        on loop: EventLoop, password: String? = nil, settings: LiveSettings = LiveSettings(ServerOptions()),
+        serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])],
+        resetServerStats: @escaping @Sendable () -> Void = {}
     ) {
         self.loop = loop
-        let dispatcher = Dispatcher(password: password, serverInfo: serverInfo)
+        let dispatcher = Dispatcher(
+            password: password, settings: settings, serverInfo: serverInfo, resetServerStats: resetServerStats)
         self.counters = dispatcher.stats.counters
         self.dispatcher = LoopBound(dispatcher, on: loop)
         // Posted first, so it is set before any batch runs (the mailbox keeps order).

@@ -73,7 +73,7 @@ final class Worker: @unchecked Sendable {
             }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            if ProtectedMode.refuses(peer, options: server.options) {
+            if ProtectedMode.refuses(peer, settings: server.settings) {
                 _ = ProtectedMode.denial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 close(fd)
                 continue

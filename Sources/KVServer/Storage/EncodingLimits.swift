@@ -10,7 +10,7 @@
 /// The encoding thresholds, with Redis 7.0's defaults.
 final class EncodingLimits {
     /// hash-max-listpack-entries (alias hash-max-ziplist-entries).
-    var hashEntries = 128
+    var hashEntries = 512
     /// hash-max-listpack-value (alias hash-max-ziplist-value).
     var hashValue = 64
     /// set-max-intset-entries.

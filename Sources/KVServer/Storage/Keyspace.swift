@@ -109,7 +109,7 @@ public final class Keyspace {
     /// xorshift64 state for RANDOMKEY (no system call per pick).
     private var randomState: UInt64 = 0x9E37_79B9_7F4A_7C15
     /// How many keys expired (lazily or actively).
-    @exclusivity(unchecked) public private(set) var expiredKeys = 0
+    @exclusivity(unchecked) public internal(set) var expiredKeys = 0
     /// No key ever stored was longer: a longer key is absent without being
     /// hashed (EXISTS of a 300 MB key costs nothing). It never shrinks.
     @exclusivity(unchecked) private var longestKey = 0
