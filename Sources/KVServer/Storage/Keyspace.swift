@@ -140,6 +140,13 @@ public final class Keyspace {
     /// Keys with an expiry (for INFO's keyspace line).
     var expiresCount: Int { expiry.count }
 
+    /// INFO keyspace's avg_ttl: the mean time left, in milliseconds, of
+    /// the keys that have an expiry (0 for none), exact rather than sampled.
+    func averageTTL(now: Int64) -> Int {
+        guard expiry.count > 0 else { return 0 }
+        return max(Int(expiry.deadlineSum / Int128(expiry.count)) - Int(now), 0)
+    }
+
     // Every method that takes a key has two forms: `[UInt8]` for the
     // commands that build keys, and `UnsafeRawBufferPointer` for a key read
     // in place from a request (no allocation). The array form forwards.
