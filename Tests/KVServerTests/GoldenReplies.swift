@@ -115,6 +115,34 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "config get", "CONFIG GET save\r\nCONFIG GET appendonly\r\nCONFIG GET nosuchparameter\r\n",
         "*2\r\n$4\r\nsave\r\n$0\r\n\r\n*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n*0\r\n"
     ),
+    (
+        "config get names",
+        "CONFIG GET TIMEOUT\r\nCONFIG GET slowlog-max-len\r\nCONFIG GET maxclients\r\nCONFIG GET hash-max-ziplist-entries\r\nCONFIG GET client-query-buffer-limit\r\nCONFIG GET proto-max-bulk-len\r\nCONFIG GET latency-tracking-info-percentiles\r\nCONFIG GET\r\n",
+        "*2\r\n$7\r\nTIMEOUT\r\n$1\r\n0\r\n*2\r\n$15\r\nslowlog-max-len\r\n$3\r\n128\r\n*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n*2\r\n$24\r\nhash-max-ziplist-entries\r\n$3\r\n512\r\n*2\r\n$25\r\nclient-query-buffer-limit\r\n$10\r\n1073741824\r\n*2\r\n$18\r\nproto-max-bulk-len\r\n$9\r\n536870912\r\n*2\r\n$33\r\nlatency-tracking-info-percentiles\r\n$10\r\n50 99 99.9\r\n-ERR wrong number of arguments for 'config|get' command\r\n"
+    ),
+    (
+        "config set errors",
+        "CONFIG SET timeout abc\r\nCONFIG SET maxclients 0\r\nCONFIG SET protected-mode maybe\r\nCONFIG SET nosuch 1\r\nCONFIG SET timeout 1 nosuch\r\nCONFIG SET databases 3\r\nCONFIG SET timeout 1 timeout 2\r\nCONFIG SET timeout\r\nCONFIG SET timeout 1 slowlog-max-len\r\nCONFIG SET client-query-buffer-limit 1x\r\nCONFIG SET client-query-buffer-limit 1k\r\nCONFIG SET latency-tracking-info-percentiles \"1 a\"\r\nCONFIG SET latency-tracking-info-percentiles 101\r\nCONFIG SET client-output-buffer-limit \"normal 1 2\"\r\nCONFIG SET client-output-buffer-limit \"master 1 2 3\"\r\nCONFIG SET client-output-buffer-limit \"normal 1 x 3\"\r\n",
+        "-ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't be parsed into an integer\r\n-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must be between 1 and 4294967295 inclusive\r\n-ERR CONFIG SET failed (possibly related to argument 'protected-mode') - argument must be 'yes' or 'no'\r\n-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n-ERR syntax error\r\n-ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config\r\n-ERR CONFIG SET failed (possibly related to argument 'timeout') - duplicate parameter\r\n-ERR wrong number of arguments for 'config|set' command\r\n-ERR syntax error\r\n-ERR CONFIG SET failed (possibly related to argument 'client-query-buffer-limit') - argument must be a memory value\r\n-ERR CONFIG SET failed (possibly related to argument 'client-query-buffer-limit') - argument must be between 1048576 and 9223372036854775807 inclusive\r\n-ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - Invalid latency-tracking-info-percentiles parameters\r\n-ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - latency-tracking-info-percentiles parameters should sit between [0.0,100.0]\r\n-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Wrong number of arguments in buffer limit configuration.\r\n-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Invalid client class specified in buffer limit configuration.\r\n-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Error in hard, soft or soft_seconds setting in buffer limit configuration.\r\n"
+    ),
+    (
+        "config set get",
+        "CONFIG SET slowlog-max-len 7 timeout 0\r\nCONFIG GET slowlog-max-len\r\nCONFIG SET hash-max-listpack-value 1kb\r\nCONFIG GET hash-max-listpack-value\r\nCONFIG SET latency-tracking-info-percentiles \"0.0 50.0 99.99\"\r\nCONFIG GET latency-tracking-info-percentiles\r\nCONFIG SET latency-tracking-info-percentiles \"50 99 99.9\"\r\nCONFIG SET hash-max-listpack-value 64 slowlog-max-len 128\r\n",
+        "+OK\r\n*2\r\n$15\r\nslowlog-max-len\r\n$1\r\n7\r\n+OK\r\n*2\r\n$23\r\nhash-max-listpack-value\r\n$4\r\n1024\r\n+OK\r\n*2\r\n$33\r\nlatency-tracking-info-percentiles\r\n$10\r\n0 50 99.99\r\n+OK\r\n+OK\r\n"
+    ),
+    (
+        "config other", "CONFIG HELP\r\nCONFIG REWRITE\r\nCONFIG NOSUCH\r\nCONFIG RESETSTAT x\r\nCONFIG RESETSTAT\r\n",
+        "*11\r\n+CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+GET <pattern>\r\n+    Return parameters matching the glob-like <pattern> and their values.\r\n+SET <directive> <value>\r\n+    Set the configuration <directive> to <value>.\r\n+RESETSTAT\r\n+    Reset statistics reported by the INFO command.\r\n+REWRITE\r\n+    Rewrite the configuration file.\r\n+HELP\r\n+    Prints this help.\r\n-ERR The server is running without a config file\r\n-ERR unknown subcommand 'NOSUCH'. Try CONFIG HELP.\r\n-ERR wrong number of arguments for 'config|resetstat' command\r\n+OK\r\n"
+    ),
+    (
+        "slowlog other",
+        "SLOWLOG HELP\r\nSLOWLOG GET -2\r\nSLOWLOG GET x\r\nSLOWLOG LEN x\r\nSLOWLOG NOSUCH\r\nSLOWLOG RESET\r\nSLOWLOG GET 0\r\n",
+        "*12\r\n+SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+GET [<count>]\r\n+    Return top <count> entries from the slowlog (default: 10, -1 mean all).\r\n+    Entries are made of:\r\n+    id, timestamp, time in microseconds, arguments array, client IP and port,\r\n+    client name\r\n+LEN\r\n+    Return the length of the slowlog.\r\n+RESET\r\n+    Reset the slowlog.\r\n+HELP\r\n+    Prints this help.\r\n-ERR count should be greater than or equal to -1\r\n-ERR count should be greater than or equal to -1\r\n-ERR wrong number of arguments for 'slowlog|len' command\r\n-ERR unknown subcommand 'NOSUCH'. Try SLOWLOG HELP.\r\n+OK\r\n*0\r\n"
+    ),
+    (
+        "role", "ROLE\r\nROLE x\r\n",
+        "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n-ERR wrong number of arguments for 'role' command\r\n"
+    ),
     ("empty requests", "\r\n*0\r\nPING\r\n", "+PONG\r\n"),
     ("quit", "PING\r\nQUIT\r\nPING\r\n", "+PONG\r\n+OK\r\n"),
     (
@@ -394,6 +422,11 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "resp3 config get", "CONFIG GET save\r\nCONFIG GET nosuchparameter\r\nCONFIG GET appendonly\r\n",
         "%1\r\n$4\r\nsave\r\n$0\r\n\r\n%0\r\n%1\r\n$10\r\nappendonly\r\n$2\r\nno\r\n"
     ),
+    (
+        "resp3 config get names", "CONFIG GET timeout\r\nCONFIG GET maxclients\r\n",
+        "%1\r\n$7\r\ntimeout\r\n$1\r\n0\r\n%1\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n"
+    ),
+    ("resp3 role", "ROLE\r\n", "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n"),
     (
         "resp3 exec",
         "SET a 1\r\nMULTI\r\nGET a\r\nGET nope\r\nEXEC\r\nWATCH a\r\nSET a 2\r\nMULTI\r\nPING\r\nEXEC\r\n",

@@ -7,7 +7,14 @@ import CMalloc
 import Glibc
 
 let infoCommands: [Command] = [
-    Command("info", arity: -1, keys: .none) { dispatcher, _, r, out in dispatcher.info.reply(r, dispatcher, &out) }
+    Command("info", arity: -1, keys: .none) { dispatcher, _, r, out in dispatcher.info.reply(r, dispatcher, &out) },
+    // ROLE: a master with no replicas, at replication offset 0.
+    Command("role", arity: 1, keys: .none) { _, _, out in
+        out.arrayHeader(3)
+        out.bulk("master")
+        out.integer(0)
+        out.arrayHeader(0)
+    },
 ]
 
 /// One INFO section: its name, whether INFO with no argument (or
