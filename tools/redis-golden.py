@@ -53,6 +53,7 @@ CASES = [
     ("config other", b"CONFIG HELP\r\nCONFIG REWRITE\r\nCONFIG NOSUCH\r\nCONFIG RESETSTAT x\r\nCONFIG RESETSTAT\r\n"),
     ("slowlog other", b"SLOWLOG HELP\r\nSLOWLOG GET -2\r\nSLOWLOG GET x\r\nSLOWLOG LEN x\r\nSLOWLOG NOSUCH\r\nSLOWLOG RESET\r\nSLOWLOG GET 0\r\n"),
     ("role", b"ROLE\r\nROLE x\r\n"),
+    ("geoadd", b"GEOADD g -122.33207 47.60621 Seattle 13.361389 38.115556 Palermo\r\nZRANGE g 0 -1 WITHSCORES\r\nGEOADD g 200 100 x\r\nGEOADD g NX XX 1 1 x\r\nGEOADD g CH 1 1 x 2\r\nGEOADD g CH 1 a x\r\nGEOADD g XX CH 1 1 Palermo\r\nGEOADD g NX 2 2 Palermo\r\nGEOADD g 180 85.05112878 edge -180 -85.05112878 edge2\r\nZRANGE g 0 -1 WITHSCORES\r\nSET s 1\r\nGEOADD s 1 1 x\r\nGEOADD g\r\n"),
     ("empty requests", b"\r\n*0\r\nPING\r\n"),
     ("quit", b"PING\r\nQUIT\r\nPING\r\n"),
     ("protocol error multibulk", b"PING\r\n*abc\r\nPING\r\n"),

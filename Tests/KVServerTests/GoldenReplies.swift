@@ -95,7 +95,7 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "keys",
         "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n",
-        "+OK\r\n*3\r\n$5\r\nhello\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
+        "+OK\r\n*3\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
     ),
     (
         "dbsize flushall",
@@ -142,6 +142,11 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "role", "ROLE\r\nROLE x\r\n",
         "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n-ERR wrong number of arguments for 'role' command\r\n"
+    ),
+    (
+        "geoadd",
+        "GEOADD g -122.33207 47.60621 Seattle 13.361389 38.115556 Palermo\r\nZRANGE g 0 -1 WITHSCORES\r\nGEOADD g 200 100 x\r\nGEOADD g NX XX 1 1 x\r\nGEOADD g CH 1 1 x 2\r\nGEOADD g CH 1 a x\r\nGEOADD g XX CH 1 1 Palermo\r\nGEOADD g NX 2 2 Palermo\r\nGEOADD g 180 85.05112878 edge -180 -85.05112878 edge2\r\nZRANGE g 0 -1 WITHSCORES\r\nSET s 1\r\nGEOADD s 1 1 x\r\nGEOADD g\r\n",
+        ":2\r\n*4\r\n$7\r\nSeattle\r\n$16\r\n1558507292839943\r\n$7\r\nPalermo\r\n$16\r\n3479099956230698\r\n-ERR invalid longitude,latitude pair 200.000000,100.000000\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR value is not a valid float\r\n:1\r\n:0\r\n:2\r\n*8\r\n$5\r\nedge2\r\n$1\r\n0\r\n$7\r\nSeattle\r\n$16\r\n1558507292839943\r\n$7\r\nPalermo\r\n$16\r\n3377822707026402\r\n$4\r\nedge\r\n$17\r\n13510798882111488\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-ERR wrong number of arguments for 'geoadd' command\r\n"
     ),
     ("empty requests", "\r\n*0\r\nPING\r\n", "+PONG\r\n"),
     ("quit", "PING\r\nQUIT\r\nPING\r\n", "+PONG\r\n+OK\r\n"),
