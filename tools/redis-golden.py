@@ -53,6 +53,7 @@ CASES = [
     ("config other", b"CONFIG HELP\r\nCONFIG REWRITE\r\nCONFIG NOSUCH\r\nCONFIG RESETSTAT x\r\nCONFIG RESETSTAT\r\n"),
     ("slowlog other", b"SLOWLOG HELP\r\nSLOWLOG GET -2\r\nSLOWLOG GET x\r\nSLOWLOG LEN x\r\nSLOWLOG NOSUCH\r\nSLOWLOG RESET\r\nSLOWLOG GET 0\r\n"),
     ("role", b"ROLE\r\nROLE x\r\n"),
+    ("bitop", b"SET a abc\r\nSET b \"\\x0f\\xff\"\r\nBITOP AND d a b\r\nGET d\r\nBITOP OR d a b nope\r\nGET d\r\nBITOP XOR d a b\r\nGET d\r\nBITOP NOT d b\r\nGET d\r\nBITOP NOT d a b\r\nBITOP NAND d a\r\nBITOP AND d nope nada\r\nEXISTS d\r\nSET e 1 EX 100\r\nBITOP AND e a\r\nTTL e\r\nRPUSH l x\r\nBITOP OR d a l\r\nBITOP AND d\r\n"),
     ("command info", b"COMMAND INFO get set config|get nosuch\r\nCOMMAND INFO blpop\r\nCOMMAND COUNT x\r\nCOMMAND NOSUCH\r\nCOMMAND HELP\r\n"),
     ("command docs", b"COMMAND DOCS get nosuch\r\nCOMMAND DOCS set\r\nCOMMAND DOCS config|get\r\nCOMMAND DOCS nosuch\r\n"),
     ("command getkeys", b"COMMAND GETKEYS set a b\r\nCOMMAND GETKEYS mset a 1 b 2\r\nCOMMAND GETKEYSANDFLAGS lmove a b left right\r\nCOMMAND GETKEYS ping x\r\nCOMMAND GETKEYS get\r\nCOMMAND GETKEYS nosuch a\r\nCOMMAND GETKEYS ping\r\nCOMMAND LIST FILTERBY MODULE x\r\nCOMMAND LIST FILTERBY bogus x\r\nCOMMAND LIST x\r\nCOMMAND LIST FILTERBY PATTERN get\r\n"),

@@ -95,7 +95,7 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "keys",
         "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n",
-        "+OK\r\n*3\r\n$5\r\nhxllo\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
+        "+OK\r\n*3\r\n$5\r\nhello\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
     ),
     (
         "dbsize flushall",
@@ -142,6 +142,11 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "role", "ROLE\r\nROLE x\r\n",
         "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n-ERR wrong number of arguments for 'role' command\r\n"
+    ),
+    (
+        "bitop",
+        "SET a abc\r\nSET b \"\\x0f\\xff\"\r\nBITOP AND d a b\r\nGET d\r\nBITOP OR d a b nope\r\nGET d\r\nBITOP XOR d a b\r\nGET d\r\nBITOP NOT d b\r\nGET d\r\nBITOP NOT d a b\r\nBITOP NAND d a\r\nBITOP AND d nope nada\r\nEXISTS d\r\nSET e 1 EX 100\r\nBITOP AND e a\r\nTTL e\r\nRPUSH l x\r\nBITOP OR d a l\r\nBITOP AND d\r\n",
+        "+OK\r\n+OK\r\n:3\r\n$3\r\n\u{1}b\u{0}\r\n:3\r\n$3\r\no\u{ff}c\r\n:3\r\n$3\r\nn\u{9d}c\r\n:2\r\n$2\r\n\u{f0}\u{0}\r\n-ERR BITOP NOT must be called with a single source key.\r\n-ERR syntax error\r\n:0\r\n:0\r\n+OK\r\n:3\r\n:-1\r\n:1\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-ERR wrong number of arguments for 'bitop' command\r\n"
     ),
     (
         "command info",
