@@ -12,6 +12,14 @@ struct CommandFigures {
     var rejected = 0
     /// Ran and answered an error: Redis's `failed_calls`.
     var failed = 0
+
+    @inline(__always)
+    mutating func record(_ nanoseconds: UInt64, failed: Bool, histogram: Bool) {
+        if histogram { self.histogram.record(nanoseconds) }
+        calls += 1
+        self.nanoseconds &+= nanoseconds
+        if failed { self.failed += 1 }
+    }
 }
 
 /// The figures of every command row (`Command.id`), in storage of its
@@ -34,10 +42,7 @@ final class CommandLatencies {
 
     @inline(__always)
     func record(_ nanoseconds: UInt64, for command: Int, failed: Bool, histogram: Bool) {
-        if histogram { figures[command].histogram.record(nanoseconds) }
-        figures[command].calls += 1
-        figures[command].nanoseconds &+= nanoseconds
-        if failed { figures[command].failed += 1 }
+        figures[command].record(nanoseconds, failed: failed, histogram: histogram)
     }
 
     func reject(_ command: Int) {
@@ -49,6 +54,4 @@ final class CommandLatencies {
     }
 
     func figures(_ command: Int) -> CommandFigures { figures[command] }
-
-    subscript(command: Int) -> LatencyHistogram { figures[command].histogram }
 }

@@ -14,6 +14,8 @@ final class CommandStats {
     let latencies = CommandLatencies(count: Dispatcher.rows.count)
     /// SLOWLOG: what is logged, and the entries.
     @exclusivity(unchecked) var slowlog = Slowlog()
+    /// LATENCY LATEST/HISTORY/DOCTOR's events.
+    @exclusivity(unchecked) var latencyMonitor = LatencyMonitor()
     /// Redis's `latency-tracking`: per-command histograms are kept.
     var latencyTracking = true
     /// Redis's `latency-tracking-info-percentiles`, as INFO latencystats shows them.
@@ -24,6 +26,16 @@ final class CommandStats {
     private(set) var totalErrorReplies = 0
     /// Which commands SLOWLOG skips (EXEC: the commands it ran are logged).
     private let unlogged = Dispatcher.rows.map { $0.flags.contains(.skipSlowlog) }
+    /// Redis 7.0's container commands: their figures are kept per
+    /// subcommand (`config|get`), as Redis keeps them.
+    static let containers: Set<String> = [
+        "acl", "client", "cluster", "command", "config", "function", "latency", "memory", "module", "object",
+        "pubsub", "script", "slowlog", "xgroup", "xinfo",
+    ]
+    private let isContainer = Dispatcher.rows.map { CommandStats.containers.contains($0.name) }
+    /// Each subcommand's figures, by full name, in the order first run.
+    private(set) var subcommands: [(name: String, figures: CommandFigures)] = []
+    private var subcommandSlots: [String: Int] = [:]
     /// The figures other threads may read.
     let counters = DispatcherCounters()
 
@@ -39,8 +51,38 @@ final class CommandStats {
     func record(
         _ command: Int, _ request: Request, took nanoseconds: UInt64, failed: Bool, by session: ClientSession
     ) {
-        latencies.record(nanoseconds, for: command, failed: failed, histogram: latencyTracking)
+        if isContainer[command] {
+            // A subcommand Redis does not have (an error reply) is not counted, as in Redis.
+            if let slot = subcommandSlot(command, request) {
+                subcommands[slot].figures.record(nanoseconds, failed: failed, histogram: latencyTracking)
+            }
+        } else {
+            latencies.record(nanoseconds, for: command, failed: failed, histogram: latencyTracking)
+        }
         if !unlogged[command] { slowlog.note(request, took: nanoseconds, by: session) }
+        latencyMonitor.note(
+            nanoseconds: nanoseconds,
+            fast: CommandDocs.byName[Dispatcher.rows[command].name]?.flags.contains("fast") ?? false)
+    }
+
+    /// The slot of the subcommand `request` runs, made on its first run.
+    private func subcommandSlot(_ command: Int, _ request: Request) -> Int? {
+        guard request.count > 1 else { return nil }
+        let container = Dispatcher.rows[command].name
+        let name = container + "|" + String(decoding: lowercased(Array(request.raw(1))), as: UTF8.self)
+        if let slot = subcommandSlots[name] { return slot }
+        guard CommandDocs.byName[container]?.subcommands.contains(where: { $0.name == name }) == true else {
+            return nil
+        }
+        subcommands.append((name, CommandFigures()))
+        subcommandSlots[name] = subcommands.count - 1
+        return subcommands.count - 1
+    }
+
+    /// Every command's and subcommand's figures, by full name, in name order.
+    func allFigures() -> [(name: String, figures: CommandFigures)] {
+        (Dispatcher.rows.filter { !isContainer[$0.id] }.map { ($0.name, latencies.figures($0.id)) } + subcommands)
+            .sorted { $0.name < $1.name }
     }
 
     /// Command `command` was refused before it ran (arity, AUTH).
@@ -61,6 +103,7 @@ final class CommandStats {
     /// (SLOWLOG's entries stay, as in Redis).
     func reset() {
         latencies.reset()
+        subcommands = subcommands.map { ($0.name, CommandFigures()) }
         errors = [:]
         totalErrorReplies = 0
         commandsProcessed = 0
@@ -68,12 +111,11 @@ final class CommandStats {
 
     /// INFO commandstats: Redis 7's lines, for the commands called or refused.
     func commandStatsLines() -> [String] {
-        Dispatcher.rows.sorted { $0.name < $1.name }.compactMap { command in
-            let figures = latencies.figures(command.id)
+        allFigures().compactMap { name, figures in
             guard figures.calls > 0 || figures.rejected > 0 || figures.failed > 0 else { return nil }
             let micros = Int(figures.nanoseconds / 1000)
             let perCall = figures.calls == 0 ? 0 : Double(micros) / Double(figures.calls)
-            return "cmdstat_\(command.name):calls=\(figures.calls),usec=\(micros),usec_per_call=\(fixed(perCall, 2))"
+            return "cmdstat_\(name):calls=\(figures.calls),usec=\(micros),usec_per_call=\(fixed(perCall, 2))"
                 + ",rejected_calls=\(figures.rejected),failed_calls=\(figures.failed)"
         }
     }
@@ -85,15 +127,15 @@ final class CommandStats {
 
     /// INFO latencystats: Redis 7's lines, the configured percentiles in microseconds.
     func latencyStatsLines() -> [String] {
-        Dispatcher.rows.filter { latencies[$0.id].count > 0 }.sorted { $0.name < $1.name }.map { command in
-            let histogram = latencies[command.id]
+        allFigures().filter { $0.figures.histogram.count > 0 }.map { name, figures in
+            let histogram = figures.histogram
             let points = latencyPercentiles.map { percentile in
                 // Redis's "%.3f" of microseconds: nanoseconds are exact thousandths.
                 let nanoseconds = histogram.value(at: percentile / 100)
                 return
                     "p\(percentileLabel(percentile))=\(nanoseconds / 1000).\(String(nanoseconds % 1000).leftPadded(to: 3))"
             }
-            return "latency_percentiles_usec_\(command.name):" + points.joined(separator: ",")
+            return "latency_percentiles_usec_\(name):" + points.joined(separator: ",")
         }
     }
 }

@@ -219,6 +219,13 @@ extension ConfigParameter {
             },
             get: { String($0.stats.slowlog.maxLength) }),
         ConfigParameter(
+            name: "latency-monitor-threshold", kind: .integer(0...longMax),
+            access: .settable { dispatcher, value in
+                dispatcher.stats.latencyMonitor.threshold = value.integer
+                return nil
+            },
+            get: { String($0.stats.latencyMonitor.threshold) }),
+        ConfigParameter(
             name: "latency-tracking", kind: .bool,
             access: .settable { dispatcher, value in
                 dispatcher.stats.latencyTracking = value.bool
