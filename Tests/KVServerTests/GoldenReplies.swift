@@ -95,7 +95,7 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "keys",
         "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n",
-        "+OK\r\n*3\r\n$5\r\nhello\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
+        "+OK\r\n*3\r\n$5\r\nhallo\r\n$5\r\nhello\r\n$5\r\nhxllo\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
     ),
     (
         "dbsize flushall",
@@ -142,6 +142,11 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "role", "ROLE\r\nROLE x\r\n",
         "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n-ERR wrong number of arguments for 'role' command\r\n"
+    ),
+    (
+        "latency monitor",
+        "LATENCY HELP\r\nLATENCY DOCTOR\r\nLATENCY LATEST\r\nLATENCY HISTORY command\r\nLATENCY RESET\r\nLATENCY RESET command nope\r\nLATENCY GRAPH nope\r\nLATENCY HELP x\r\nLATENCY LATEST x\r\nCONFIG SET latency-monitor-threshold 100000\r\nLATENCY DOCTOR\r\nCONFIG GET latency-monitor-threshold\r\nCONFIG SET latency-monitor-threshold 0\r\n",
+        "*17\r\n+LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+DOCTOR\r\n+    Return a human readable latency analysis report.\r\n+GRAPH <event>\r\n+    Return an ASCII latency graph for the <event> class.\r\n+HISTORY <event>\r\n+    Return time-latency samples for the <event> class.\r\n+LATEST\r\n+    Return the latest latency samples for all events.\r\n+RESET [<event> ...]\r\n+    Reset latency data of one or more <event> classes.\r\n+    (default: reset all data for all event classes)\r\n+HISTOGRAM [COMMAND ...]\r\n+    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.\r\n+    If no commands are specified then all histograms are replied.\r\n+HELP\r\n+    Prints this help.\r\n$288\r\nI'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n\r\n*0\r\n*0\r\n:0\r\n:0\r\n-ERR No samples available for event 'nope'\r\n-ERR wrong number of arguments for 'latency|help' command\r\n-ERR wrong number of arguments for 'latency|latest' command\r\n+OK\r\n$196\r\nDave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n\r\n*2\r\n$25\r\nlatency-monitor-threshold\r\n$6\r\n100000\r\n+OK\r\n"
     ),
     (
         "bitop",

@@ -147,4 +147,41 @@ import Testing
             #expect(value(client) == .array([.text("master"), .text("0"), .array([])]))
         }
     }
+
+    @Test func theLatencyMonitorRecordsSlowCommandsAndStatsAreKeptPerSubcommand() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            var mset = ["MSET"]
+            for index in 0..<20_000 { mset += ["key:\(index)", "v"] }
+            client.send(request(mset))
+            #expect(client.readLine() == "+OK\r\n")
+            _ = client.roundTrip("CONFIG RESETSTAT\r\n", replyBytes: 5)
+            _ = client.roundTrip("CONFIG SET latency-monitor-threshold 1\r\n", replyBytes: 5)
+            client.send("KEYS *\r\n")
+            guard case .array(let keys) = value(client) else { return #expect(Bool(false), "KEYS") }
+            #expect(keys.count == 20_000)
+            // KEYS (not a fast command) took over 1 ms: a "command" event.
+            client.send("LATENCY LATEST\r\n")
+            guard case .array(let events) = value(client), case .array(let latest) = events.first,
+                latest.count == 4, case .text(let worst) = latest[3]
+            else { return #expect(Bool(false), "LATENCY LATEST") }
+            #expect(latest[0] == .text("command"))
+            #expect((Int(worst) ?? 0) >= 1)
+            client.send("LATENCY HISTORY command\r\n")
+            guard case .array(let history) = value(client) else { return #expect(Bool(false), "HISTORY") }
+            #expect(history.count == 1)
+            #expect(client.roundTrip("LATENCY RESET\r\n", replyBytes: 4) == ":1\r\n")
+            // A container's figures are its subcommands', by full name.
+            client.send("INFO commandstats\r\n")
+            guard case .text(let info) = value(client) else { return #expect(Bool(false), "INFO") }
+            #expect(info.contains("cmdstat_config|resetstat:calls=1,"))
+            #expect(info.contains("cmdstat_config|set:calls=1,"))
+            #expect(!info.contains("cmdstat_config:"))
+            client.send("LATENCY HISTOGRAM config\r\n")
+            guard case .array(let histogram) = value(client) else { return #expect(Bool(false), "HISTOGRAM") }
+            let names = stride(from: 0, to: histogram.count, by: 2).map { histogram[$0] }
+            #expect(
+                names.count == 2 && names.contains(.text("config|resetstat")) && names.contains(.text("config|set")))
+        }
+    }
 }
