@@ -58,6 +58,7 @@ CASES = [
     ("command info", b"COMMAND INFO get set config|get nosuch\r\nCOMMAND INFO blpop\r\nCOMMAND COUNT x\r\nCOMMAND NOSUCH\r\nCOMMAND HELP\r\n"),
     ("command docs", b"COMMAND DOCS get nosuch\r\nCOMMAND DOCS set\r\nCOMMAND DOCS config|get\r\nCOMMAND DOCS nosuch\r\n"),
     ("command getkeys", b"COMMAND GETKEYS set a b\r\nCOMMAND GETKEYS mset a 1 b 2\r\nCOMMAND GETKEYSANDFLAGS lmove a b left right\r\nCOMMAND GETKEYS ping x\r\nCOMMAND GETKEYS get\r\nCOMMAND GETKEYS nosuch a\r\nCOMMAND GETKEYS ping\r\nCOMMAND LIST FILTERBY MODULE x\r\nCOMMAND LIST FILTERBY bogus x\r\nCOMMAND LIST x\r\nCOMMAND LIST FILTERBY PATTERN get\r\n"),
+    ("command getkeys specs", b"COMMAND GETKEYS eval x 2 k1 k2 a\r\nCOMMAND GETKEYS eval x 0\r\nCOMMAND GETKEYS zunionstore t 2 a b WEIGHTS 1 2\r\nCOMMAND GETKEYS zunionstore t x a\r\nCOMMAND GETKEYS lmpop 2 a b left\r\nCOMMAND GETKEYS blpop a b 0\r\nCOMMAND GETKEYS memory usage key\r\nCOMMAND GETKEYSANDFLAGS set k v GET\r\n"),
     ("geoadd", b"GEOADD g -122.33207 47.60621 Seattle 13.361389 38.115556 Palermo\r\nZRANGE g 0 -1 WITHSCORES\r\nGEOADD g 200 100 x\r\nGEOADD g NX XX 1 1 x\r\nGEOADD g CH 1 1 x 2\r\nGEOADD g CH 1 a x\r\nGEOADD g XX CH 1 1 Palermo\r\nGEOADD g NX 2 2 Palermo\r\nGEOADD g 180 85.05112878 edge -180 -85.05112878 edge2\r\nZRANGE g 0 -1 WITHSCORES\r\nSET s 1\r\nGEOADD s 1 1 x\r\nGEOADD g\r\n"),
     ("empty requests", b"\r\n*0\r\nPING\r\n"),
     ("quit", b"PING\r\nQUIT\r\nPING\r\n"),

@@ -95,7 +95,7 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "keys",
         "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n",
-        "+OK\r\n*3\r\n$5\r\nhallo\r\n$5\r\nhello\r\n$5\r\nhxllo\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
+        "+OK\r\n*3\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
     ),
     (
         "dbsize flushall",
@@ -167,6 +167,11 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "command getkeys",
         "COMMAND GETKEYS set a b\r\nCOMMAND GETKEYS mset a 1 b 2\r\nCOMMAND GETKEYSANDFLAGS lmove a b left right\r\nCOMMAND GETKEYS ping x\r\nCOMMAND GETKEYS get\r\nCOMMAND GETKEYS nosuch a\r\nCOMMAND GETKEYS ping\r\nCOMMAND LIST FILTERBY MODULE x\r\nCOMMAND LIST FILTERBY bogus x\r\nCOMMAND LIST x\r\nCOMMAND LIST FILTERBY PATTERN get\r\n",
         "*1\r\n$1\r\na\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n*2\r\n*2\r\n$1\r\na\r\n*3\r\n+RW\r\n+access\r\n+delete\r\n*2\r\n$1\r\nb\r\n*2\r\n+RW\r\n+insert\r\n-ERR The command has no key arguments\r\n-ERR wrong number of arguments for 'command|getkeys' command\r\n-ERR Invalid command specified\r\n-ERR wrong number of arguments for 'command|getkeys' command\r\n*0\r\n-ERR syntax error\r\n-ERR syntax error\r\n*1\r\n$3\r\nget\r\n"
+    ),
+    (
+        "command getkeys specs",
+        "COMMAND GETKEYS eval x 2 k1 k2 a\r\nCOMMAND GETKEYS eval x 0\r\nCOMMAND GETKEYS zunionstore t 2 a b WEIGHTS 1 2\r\nCOMMAND GETKEYS zunionstore t x a\r\nCOMMAND GETKEYS lmpop 2 a b left\r\nCOMMAND GETKEYS blpop a b 0\r\nCOMMAND GETKEYS memory usage key\r\nCOMMAND GETKEYSANDFLAGS set k v GET\r\n",
+        "*2\r\n$2\r\nk1\r\n$2\r\nk2\r\n*0\r\n*3\r\n$1\r\nt\r\n$1\r\na\r\n$1\r\nb\r\n-ERR Invalid arguments specified for command\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n*1\r\n$3\r\nkey\r\n*1\r\n*2\r\n$1\r\nk\r\n*3\r\n+RW\r\n+access\r\n+update\r\n"
     ),
     (
         "geoadd",

@@ -15,13 +15,77 @@ struct CommandDocEntry {
     let flags: [String]
     /// ACL categories without their `@`.
     let categories: [String]
-    /// Its key specs: where the keys begin, how they go on, and their flags
-    /// (nil for a spec kvd cannot follow: a keyword search or a key count).
-    let keySpecs: [(index: Int, lastKey: Int, step: Int, limit: Int, flags: [String])?]
+    /// Its key specs, as Redis's COMMAND INFO gives them.
+    let keySpecs: [KeySpecification]
     let subcommands: [CommandDocEntry]
 
     func bytes(_ which: (resp3: [UInt8], resp2: [UInt8]), _ out: ReplyWriter) -> [UInt8] {
         out.resp3 ? which.resp3 : which.resp2
+    }
+}
+
+/// One key spec: where the search for keys begins (an argument's index,
+/// or after a keyword), how the keys go on from there (a range, or a count
+/// read from an argument), and the keys' flags.
+struct KeySpecification {
+    let flags: [String]
+    let begin: (type: String, spec: [String: String])
+    let find: (type: String, spec: [String: String])
+
+    /// The positions of this spec's keys in `arguments` (the command name
+    /// first), as Redis's getKeysUsingKeySpecs finds them; an empty list
+    /// when its keyword is absent; nil when the arguments are invalid for it.
+    func positions(in arguments: [[UInt8]]) -> [Int]? {
+        func number(_ spec: [String: String], _ key: String) -> Int { Int(spec[key] ?? "") ?? 0 }
+        let count = arguments.count
+        var first = 0
+        switch begin.type {
+        case "index":
+            first = number(begin.spec, "index")
+        case "keyword":
+            let keyword = Array((begin.spec["keyword"] ?? "").utf8)
+            let from = number(begin.spec, "startfrom")
+            let start = from > 0 ? from : count + from
+            let end = from > 0 ? count - 1 : 0
+            var index = start
+            while index != end {
+                if index >= count || index < 1 { break }
+                if lowercased(arguments[index]) == lowercased(keyword) {
+                    first = index + 1
+                    break
+                }
+                index += start <= end ? 1 : -1
+            }
+            guard first > 0 else { return [] }
+        default:
+            return nil
+        }
+        var (last, step) = (0, 1)
+        switch find.type {
+        case "range":
+            step = number(find.spec, "keystep")
+            let lastKey = number(find.spec, "lastkey")
+            let limit = number(find.spec, "limit")
+            if lastKey >= 0 {
+                last = first + lastKey
+            } else if limit == 0 {
+                last = count + lastKey
+            } else {
+                last = first + ((count - first) / limit + lastKey)
+            }
+        case "keynum":
+            step = number(find.spec, "keystep")
+            let numberIndex = number(find.spec, "keynumidx")
+            guard numberIndex >= 0, first + numberIndex < count,
+                let keys = parseInteger(arguments[first + numberIndex]), keys >= 0
+            else { return nil }
+            first += number(find.spec, "firstkey")
+            last = first + keys - 1
+        default:
+            return nil
+        }
+        // Past the end: the command itself reports its arity (Redis returns no key for it).
+        return stride(from: first, through: last, by: max(step, 1)).filter { $0 < count }
     }
 }
 
@@ -73,23 +137,19 @@ enum CommandDocs {
             let subName = RESP3.text(info, RESP3.elements(info, sub)[0])
             subcommands.append(entry(info: info, infoRange: sub, docs: docs, docsRange: subcommandDocs[subName]))
         }
-        let keySpecs = RESP3.elements(info, fields[8]).map { spec -> (Int, Int, Int, Int, [String])? in
+        let keySpecs = RESP3.elements(info, fields[8]).map { spec -> KeySpecification in
             let map = RESP3.map(info, spec)
-            guard let begin = map["begin_search"].map({ RESP3.map(info, $0) }),
-                let find = map["find_keys"].map({ RESP3.map(info, $0) }),
-                begin["type"].map({ RESP3.text(info, $0) }) == "index",
-                find["type"].map({ RESP3.text(info, $0) }) == "range",
-                let beginSpec = begin["spec"].map({ RESP3.map(info, $0) }),
-                let findSpec = find["spec"].map({ RESP3.map(info, $0) })
-            else { return nil }
-            func number(_ map: [String: Range<Int>], _ key: String) -> Int {
-                map[key].map { Int(RESP3.text(info, $0)) ?? 0 } ?? 0
+            func part(_ name: String) -> (type: String, spec: [String: String]) {
+                guard let range = map[name] else { return ("unknown", [:]) }
+                let inner = RESP3.map(info, range)
+                var values: [String: String] = [:]
+                let spec: [String: Range<Int>] = inner["spec"].map { RESP3.map(info, $0) } ?? [:]
+                for (key, value) in spec { values[key] = RESP3.text(info, value) }
+                return (inner["type"].map { RESP3.text(info, $0) } ?? "unknown", values)
             }
-            return (
-                number(beginSpec, "index"), number(findSpec, "lastkey"), number(findSpec, "keystep"),
-                number(findSpec, "limit"),
-                map["flags"].map { RESP3.elements(info, $0).map { RESP3.text(info, $0) } } ?? []
-            )
+            return KeySpecification(
+                flags: map["flags"].map { RESP3.elements(info, $0).map { RESP3.text(info, $0) } } ?? [],
+                begin: part("begin_search"), find: part("find_keys"))
         }
         let infoBytes = Array(info[infoRange])
         let docsBytes = docsRange.map { Array(docs[$0]) } ?? Array("%0\r\n".utf8)

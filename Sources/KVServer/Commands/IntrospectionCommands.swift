@@ -106,8 +106,7 @@ private func list(_ r: Request, _ out: inout ReplyWriter) {
 }
 
 /// COMMAND GETKEYS / GETKEYSANDFLAGS: the keys of a full command, found
-/// with its key specs as Redis does (a spec that searches for a keyword or
-/// reads a key count is not followed by kvd: refused, saying so).
+/// with its key specs as Redis does.
 private func getKeys(_ r: Request, withFlags: Bool, _ out: inout ReplyWriter) {
     let arguments = Array(r.dropFirst(2))
     guard var entry = describedEntry(arguments[0]), !arguments[0].contains(UInt8(ascii: "|")) else {
@@ -126,19 +125,9 @@ private func getKeys(_ r: Request, withFlags: Bool, _ out: inout ReplyWriter) {
     }
     var keys: [(position: Int, flags: [String])] = []
     for spec in entry.keySpecs {
-        guard let spec else {
-            return out.error(
-                "ERR kvd does not support GETKEYS for '\(entry.name)' (its keys are found by keyword or count)")
-        }
-        let first = spec.index
-        guard first < arguments.count else { continue }
-        let last: Int
-        if spec.lastKey >= 0 {
-            last = first + spec.lastKey
-        } else if spec.limit <= 1 {
-            last = arguments.count + spec.lastKey
-        } else {
-            last = first + ((arguments.count - first) / spec.limit + spec.lastKey)
+        guard let positions = spec.positions(in: arguments) else {
+            keys = []
+            break
         }
         var flags = spec.flags
         if flags.contains("variable_flags") {
@@ -150,10 +139,10 @@ private func getKeys(_ r: Request, withFlags: Bool, _ out: inout ReplyWriter) {
             let reads = arguments.dropFirst(3).contains { equalsIgnoringCase($0, "get") }
             flags = reads ? ["RW", "access", "update"] : ["OW", "update"]
         }
-        for position in stride(from: first, through: last, by: max(spec.step, 1)) {
-            guard position < arguments.count else { return out.error("ERR Invalid arguments specified for command") }
-            keys.append((position, flags))
-        }
+        keys += positions.map { ($0, flags) }
+    }
+    guard !keys.isEmpty || entry.flags.contains("no_mandatory_keys") else {
+        return out.error("ERR Invalid arguments specified for command")
     }
     out.arrayHeader(keys.count)
     for key in keys {
