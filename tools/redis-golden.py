@@ -53,6 +53,7 @@ CASES = [
     ("config other", b"CONFIG HELP\r\nCONFIG REWRITE\r\nCONFIG NOSUCH\r\nCONFIG RESETSTAT x\r\nCONFIG RESETSTAT\r\n"),
     ("slowlog other", b"SLOWLOG HELP\r\nSLOWLOG GET -2\r\nSLOWLOG GET x\r\nSLOWLOG LEN x\r\nSLOWLOG NOSUCH\r\nSLOWLOG RESET\r\nSLOWLOG GET 0\r\n"),
     ("role", b"ROLE\r\nROLE x\r\n"),
+    ("memory", b"MEMORY HELP\r\nMEMORY DOCTOR\r\nMEMORY PURGE\r\nMEMORY PURGE x\r\nMEMORY NOSUCH\r\nMEMORY DOCTOR x\r\n"),
     ("latency monitor", b"LATENCY HELP\r\nLATENCY DOCTOR\r\nLATENCY LATEST\r\nLATENCY HISTORY command\r\nLATENCY RESET\r\nLATENCY RESET command nope\r\nLATENCY GRAPH nope\r\nLATENCY HELP x\r\nLATENCY LATEST x\r\nCONFIG SET latency-monitor-threshold 100000\r\nLATENCY DOCTOR\r\nCONFIG GET latency-monitor-threshold\r\nCONFIG SET latency-monitor-threshold 0\r\n"),
     ("bitop", b"SET a abc\r\nSET b \"\\x0f\\xff\"\r\nBITOP AND d a b\r\nGET d\r\nBITOP OR d a b nope\r\nGET d\r\nBITOP XOR d a b\r\nGET d\r\nBITOP NOT d b\r\nGET d\r\nBITOP NOT d a b\r\nBITOP NAND d a\r\nBITOP AND d nope nada\r\nEXISTS d\r\nSET e 1 EX 100\r\nBITOP AND e a\r\nTTL e\r\nRPUSH l x\r\nBITOP OR d a l\r\nBITOP AND d\r\n"),
     ("command info", b"COMMAND INFO get set config|get nosuch\r\nCOMMAND INFO blpop\r\nCOMMAND COUNT x\r\nCOMMAND NOSUCH\r\nCOMMAND HELP\r\n"),

@@ -1,6 +1,5 @@
-// The allocator's own figures (glibc's mallinfo2), which Glibc does not
-// hand to Swift: INFO memory's used_memory, MEMORY STATS and
-// MEMORY MALLOC-STATS read them.
+// glibc's allocator calls that Glibc does not hand to Swift: mallinfo2
+// (INFO memory's used_memory, MEMORY DOCTOR) and malloc_trim (MEMORY PURGE).
 #ifndef KVD_CMALLOC_SHIM_H
 #define KVD_CMALLOC_SHIM_H
 #include <malloc.h>

@@ -95,7 +95,7 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "keys",
         "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n",
-        "+OK\r\n*3\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
+        "+OK\r\n*3\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
     ),
     (
         "dbsize flushall",
@@ -142,6 +142,11 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "role", "ROLE\r\nROLE x\r\n",
         "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n-ERR wrong number of arguments for 'role' command\r\n"
+    ),
+    (
+        "memory",
+        "MEMORY HELP\r\nMEMORY DOCTOR\r\nMEMORY PURGE\r\nMEMORY PURGE x\r\nMEMORY NOSUCH\r\nMEMORY DOCTOR x\r\n",
+        "*14\r\n+MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+DOCTOR\r\n+    Return memory problems reports.\r\n+MALLOC-STATS\r\n+    Return internal statistics report from the memory allocator.\r\n+PURGE\r\n+    Attempt to purge dirty pages for reclamation by the allocator.\r\n+STATS\r\n+    Return information about the memory usage of the server.\r\n+USAGE <key> [SAMPLES <count>]\r\n+    Return memory in bytes used by <key> and its value. Nested values are\r\n+    sampled up to <count> times (default: 5, 0 means sample all).\r\n+HELP\r\n+    Prints this help.\r\n$268\r\nHi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n\r\n+OK\r\n-ERR wrong number of arguments for 'memory|purge' command\r\n-ERR unknown subcommand 'NOSUCH'. Try MEMORY HELP.\r\n-ERR wrong number of arguments for 'memory|doctor' command\r\n"
     ),
     (
         "latency monitor",
