@@ -95,7 +95,7 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "keys",
         "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n",
-        "+OK\r\n*3\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhello\r\n*2\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
+        "+OK\r\n*3\r\n$5\r\nhxllo\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
     ),
     (
         "dbsize flushall",
@@ -142,6 +142,11 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "role", "ROLE\r\nROLE x\r\n",
         "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n-ERR wrong number of arguments for 'role' command\r\n"
+    ),
+    (
+        "bitfield",
+        "BITFIELD b SET i8 0 -100 GET u8 0 INCRBY u4 #1 20 OVERFLOW SAT INCRBY i8 0 -100 OVERFLOW FAIL INCRBY u2 10 5 GET i64 0\r\nGET b\r\nBITFIELD b GET x8 0\r\nBITFIELD b GET u64 0\r\nBITFIELD b GET i65 0\r\nBITFIELD b GET u8 -1\r\nBITFIELD b SET u8 0 x\r\nBITFIELD b OVERFLOW nope\r\nBITFIELD b NOPE\r\nBITFIELD b GET u8\r\nBITFIELD_RO b GET u8 0 SET u8 0 1\r\nBITFIELD_RO nope GET i16 3\r\nBITFIELD b\r\nRPUSH l a\r\nBITFIELD l GET u8 0\r\nBITFIELD_RO l SET u8 0 1\r\nBITFIELD n SET u8 #3 255\r\nSTRLEN n\r\n",
+        "*6\r\n:0\r\n:156\r\n:0\r\n:-128\r\n$-1\r\n:-9223372036854775808\r\n$2\r\n\u{80}\u{0}\r\n-ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.\r\n-ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.\r\n-ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.\r\n-ERR bit offset is not an integer or out of range\r\n-ERR value is not an integer or out of range\r\n-ERR Invalid OVERFLOW type specified\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR BITFIELD_RO only supports the GET subcommand\r\n*1\r\n:0\r\n*0\r\n:1\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-ERR BITFIELD_RO only supports the GET subcommand\r\n*1\r\n:0\r\n:4\r\n"
     ),
     (
         "memory",

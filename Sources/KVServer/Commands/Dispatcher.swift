@@ -46,7 +46,7 @@ public final class Dispatcher {
             keyspaceCommands + configCommands + infoCommands + introspectionCommands + stringCommands + keyCommands
             + sessionCommands + transactionCommands + observabilityCommands + scriptingCommands
             + hashCommands + setCommands + listCommands + sortedSetCommands + blockingCommands + memoryCommands
-            + geoCommands + bitOperationCommands
+            + geoCommands + bitOperationCommands + bitfieldCommands
         for index in rows.indices { rows[index].id = index }
         return rows
     }()
