@@ -95,7 +95,7 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "keys",
         "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n",
-        "+OK\r\n*3\r\n$5\r\nhxllo\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
+        "+OK\r\n*3\r\n$5\r\nhello\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
     ),
     (
         "dbsize flushall",
@@ -144,14 +144,18 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n-ERR wrong number of arguments for 'role' command\r\n"
     ),
     (
+        "client reply",
+        "CLIENT REPLY SKIP\r\nSET a 1\r\nGET a\r\nCLIENT REPLY OFF\r\nGET a\r\nINCR a\r\nNOSUCH\r\nCLIENT REPLY SKIP\r\nGET a\r\nCLIENT REPLY ON\r\nGET a\r\nCLIENT REPLY MAYBE\r\nCLIENT REPLY\r\nCLIENT NO-EVICT on\r\nCLIENT NO-EVICT maybe\r\nCLIENT NO-EVICT off\r\n",
+        "$1\r\n1\r\n+OK\r\n$1\r\n2\r\n-ERR syntax error\r\n-ERR wrong number of arguments for 'client|reply' command\r\n+OK\r\n-ERR syntax error\r\n+OK\r\n"
+    ),
+    (
         "bitfield",
         "BITFIELD b SET i8 0 -100 GET u8 0 INCRBY u4 #1 20 OVERFLOW SAT INCRBY i8 0 -100 OVERFLOW FAIL INCRBY u2 10 5 GET i64 0\r\nGET b\r\nBITFIELD b GET x8 0\r\nBITFIELD b GET u64 0\r\nBITFIELD b GET i65 0\r\nBITFIELD b GET u8 -1\r\nBITFIELD b SET u8 0 x\r\nBITFIELD b OVERFLOW nope\r\nBITFIELD b NOPE\r\nBITFIELD b GET u8\r\nBITFIELD_RO b GET u8 0 SET u8 0 1\r\nBITFIELD_RO nope GET i16 3\r\nBITFIELD b\r\nRPUSH l a\r\nBITFIELD l GET u8 0\r\nBITFIELD_RO l SET u8 0 1\r\nBITFIELD n SET u8 #3 255\r\nSTRLEN n\r\n",
         "*6\r\n:0\r\n:156\r\n:0\r\n:-128\r\n$-1\r\n:-9223372036854775808\r\n$2\r\n\u{80}\u{0}\r\n-ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.\r\n-ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.\r\n-ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.\r\n-ERR bit offset is not an integer or out of range\r\n-ERR value is not an integer or out of range\r\n-ERR Invalid OVERFLOW type specified\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR BITFIELD_RO only supports the GET subcommand\r\n*1\r\n:0\r\n*0\r\n:1\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-ERR BITFIELD_RO only supports the GET subcommand\r\n*1\r\n:0\r\n:4\r\n"
     ),
     (
-        "memory",
-        "MEMORY HELP\r\nMEMORY DOCTOR\r\nMEMORY PURGE\r\nMEMORY PURGE x\r\nMEMORY NOSUCH\r\nMEMORY DOCTOR x\r\n",
-        "*14\r\n+MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+DOCTOR\r\n+    Return memory problems reports.\r\n+MALLOC-STATS\r\n+    Return internal statistics report from the memory allocator.\r\n+PURGE\r\n+    Attempt to purge dirty pages for reclamation by the allocator.\r\n+STATS\r\n+    Return information about the memory usage of the server.\r\n+USAGE <key> [SAMPLES <count>]\r\n+    Return memory in bytes used by <key> and its value. Nested values are\r\n+    sampled up to <count> times (default: 5, 0 means sample all).\r\n+HELP\r\n+    Prints this help.\r\n$268\r\nHi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n\r\n+OK\r\n-ERR wrong number of arguments for 'memory|purge' command\r\n-ERR unknown subcommand 'NOSUCH'. Try MEMORY HELP.\r\n-ERR wrong number of arguments for 'memory|doctor' command\r\n"
+        "memory", "MEMORY HELP\r\nMEMORY PURGE\r\nMEMORY PURGE x\r\nMEMORY NOSUCH\r\nMEMORY DOCTOR x\r\n",
+        "*14\r\n+MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+DOCTOR\r\n+    Return memory problems reports.\r\n+MALLOC-STATS\r\n+    Return internal statistics report from the memory allocator.\r\n+PURGE\r\n+    Attempt to purge dirty pages for reclamation by the allocator.\r\n+STATS\r\n+    Return information about the memory usage of the server.\r\n+USAGE <key> [SAMPLES <count>]\r\n+    Return memory in bytes used by <key> and its value. Nested values are\r\n+    sampled up to <count> times (default: 5, 0 means sample all).\r\n+HELP\r\n+    Prints this help.\r\n+OK\r\n-ERR wrong number of arguments for 'memory|purge' command\r\n-ERR unknown subcommand 'NOSUCH'. Try MEMORY HELP.\r\n-ERR wrong number of arguments for 'memory|doctor' command\r\n"
     ),
     (
         "latency monitor",

@@ -157,9 +157,10 @@ public final class Dispatcher {
         defer { clock.fixed = nil }
         batch.forEach { request in
             clock.fixed = batchUnix + Int64((previous - batchStart) / 1_000_000)
-            let errors = out.errorCount
+            let (errors, mark) = (out.errorCount, out.byteCount)
             let command = execute(request, for: session, into: &out)
             var now = monotonicNanoseconds()
+            if session.replyMode != .on { applyReplyMode(session, mark, &out) }
             // A parked command is timed when it is served (see serve).
             if let command, blocked.count == 0 || !blocked.isParked(session.id) {
                 stats.record(command, request, took: now - previous, failed: out.errorCount > errors, by: session)
@@ -221,6 +222,18 @@ public final class Dispatcher {
 }
 
 extension Dispatcher {
+    /// CLIENT REPLY OFF or SKIP: the reply the command made after `mark` is dropped.
+    private func applyReplyMode(_ session: ClientSession, _ mark: Int, _ out: inout ReplyWriter) {
+        switch session.replyMode {
+        case .on: return
+        case .off: out.truncate(to: mark)
+        case .skipNext: session.replyMode = .skip
+        case .skip:
+            out.truncate(to: mark)
+            session.replyMode = .on
+        }
+    }
+
     /// Runs one request and records its figures on its own clock (a
     /// command EXEC runs, a parked command served): SLOWLOG and INFO see
     /// each command, not the one that ran it.

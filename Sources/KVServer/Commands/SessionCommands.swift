@@ -230,6 +230,29 @@ extension Dispatcher {
             out.integer(unblock(id, withError: withError) ? 1 : 0)
         case "unblock":
             out.error("ERR wrong number of arguments for 'client|unblock' command")
+        case "reply":
+            guard arity(3) else { return }
+            // The dispatcher drops the replies (see Dispatcher.execute).
+            if equalsIgnoringCase(r.raw(2), "on") {
+                session.replyMode = .on
+                out.ok()
+            } else if equalsIgnoringCase(r.raw(2), "off") {
+                session.replyMode = .off
+            } else if equalsIgnoringCase(r.raw(2), "skip") {
+                if session.replyMode != .off { session.replyMode = .skipNext }
+            } else {
+                out.error("ERR syntax error")
+            }
+        case "no-evict":
+            guard arity(3) else { return }
+            if equalsIgnoringCase(r.raw(2), "on") {
+                session.noEvict = true
+            } else if equalsIgnoringCase(r.raw(2), "off") {
+                session.noEvict = false
+            } else {
+                return out.error("ERR syntax error")
+            }
+            out.ok()
         default:
             out.error(
                 bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try CLIENT HELP.".utf8))

@@ -64,6 +64,20 @@ public struct ReplyWriter: Sendable {
         return replies
     }
 
+    /// Drops everything written after the first `mark` bytes (CLIENT REPLY
+    /// OFF and SKIP: a command's reply is made, then not sent).
+    mutating func truncate(to mark: Int) {
+        var excess = byteCount - mark
+        let fromBytes = min(excess, bytes.count)
+        bytes.removeLast(fromBytes)
+        excess -= fromBytes
+        while excess > 0, let last = sealed.popLast() {
+            sealedBytes -= last.count
+            if last.count > excess { bytes = Array(last.prefix(last.count - excess)) }
+            excess -= min(excess, last.count)
+        }
+    }
+
     /// Appends `encoded`, already in RESP: a script's reply types (booleans,
     /// doubles, big numbers) that no command of kvd's sends yet.
     mutating func raw(_ encoded: [UInt8]) {

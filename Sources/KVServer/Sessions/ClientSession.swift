@@ -70,6 +70,17 @@ final class ClientSession {
     let watchFlag = WatchFlag()
     let connectedAt = monotonicMilliseconds()
     @exclusivity(unchecked) var lastCommandAt = monotonicMilliseconds()
+    /// CLIENT REPLY: whether this client's replies are sent.
+    enum ReplyMode {
+        case on, off
+        /// CLIENT REPLY SKIP ran: the next command's reply is dropped.
+        case skipNext
+        /// This command's reply is dropped, then replies are on again.
+        case skip
+    }
+    @exclusivity(unchecked) var replyMode = ReplyMode.on
+    /// CLIENT NO-EVICT: shown in CLIENT LIST's flags (kvd evicts no client).
+    var noEvict = false
     /// The last command's `Command.id` (nil: none yet).
     @exclusivity(unchecked) var lastCommand: Int?
 
@@ -83,12 +94,13 @@ final class ClientSession {
     /// CLIENT LIST's line for this client (the fields kvd knows; Redis's
     /// memory figures are left out rather than made up).
     func listLine(now: Int64) -> String {
-        let flags = transaction == nil ? "N" : "x"
+        let flags = (transaction == nil ? "" : "x") + (noEvict ? "e" : "")
+        let shown = flags.isEmpty ? "N" : flags
         let name = String(decoding: self.name, as: UTF8.self)
         let library = String(decoding: libraryName, as: UTF8.self)
         let version = String(decoding: libraryVersion, as: UTF8.self)
         return "id=\(id) addr=\(info.address) laddr=\(info.localAddress) fd=\(info.fd) name=\(name)"
-            + " age=\((now - connectedAt) / 1000) idle=\((now - lastCommandAt) / 1000) flags=\(flags)"
+            + " age=\((now - connectedAt) / 1000) idle=\((now - lastCommandAt) / 1000) flags=\(shown)"
             + " db=\(database) sub=0 psub=0 ssub=0 multi=\(transaction.map { $0.queued.count } ?? -1)"
             + " watch=\(watched.count) cmd=\(lastCommand.map { Dispatcher.rows[$0].name } ?? "NULL") user=default redir=-1 resp=\(resp3 ? 3 : 2)"
             + " lib-name=\(library) lib-ver=\(version)"
