@@ -54,6 +54,9 @@ public final class Dispatcher {
     /// Every command, by its name in any case.
     static let table = CommandTable(rows)
 
+    /// Which rows are Redis containers (their subcommands are named apart).
+    static let containerRows = rows.map { CommandStats.containers.contains($0.name) }
+
     /// A dispatcher over empty databases; `serverInfo` supplies INFO's
     /// server sections, and `password`, when set, must be given with AUTH
     /// (or HELLO's AUTH) before any other command.
@@ -196,6 +199,9 @@ public final class Dispatcher {
             return nil
         }
         session.lastCommand = command.id
+        // CLIENT LIST's cmd names a container's subcommand (client|list).
+        session.lastSubcommand =
+            Dispatcher.containerRows[command.id] && request.count > 1 ? lowercased(Array(request.raw(1))) : nil
         guard command.accepts(request.count) else {
             session.transaction?.refused = true
             stats.recordRejection(command.id)

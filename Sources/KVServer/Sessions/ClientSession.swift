@@ -83,6 +83,8 @@ final class ClientSession {
     var noEvict = false
     /// The last command's `Command.id` (nil: none yet).
     @exclusivity(unchecked) var lastCommand: Int?
+    /// Its subcommand, lower-cased, when it is a container (`list` of CLIENT LIST).
+    var lastSubcommand: [UInt8]?
 
     init(info: ClientInfo, authenticated: Bool) {
         self.info = info
@@ -90,6 +92,13 @@ final class ClientSession {
     }
 
     var id: Int { info.id }
+
+    /// The last command's full name, as CLIENT LIST shows it (NULL: none yet).
+    private var lastCommandName: String {
+        guard let lastCommand else { return "NULL" }
+        let name = Dispatcher.rows[lastCommand].name
+        return lastSubcommand.map { name + "|" + String(decoding: $0, as: UTF8.self) } ?? name
+    }
 
     /// CLIENT LIST's line for this client (the fields kvd knows; Redis's
     /// memory figures are left out rather than made up).
@@ -102,7 +111,7 @@ final class ClientSession {
         return "id=\(id) addr=\(info.address) laddr=\(info.localAddress) fd=\(info.fd) name=\(name)"
             + " age=\((now - connectedAt) / 1000) idle=\((now - lastCommandAt) / 1000) flags=\(shown)"
             + " db=\(database) sub=0 psub=0 ssub=0 multi=\(transaction.map { $0.queued.count } ?? -1)"
-            + " watch=\(watched.count) cmd=\(lastCommand.map { Dispatcher.rows[$0].name } ?? "NULL") user=default redir=-1 resp=\(resp3 ? 3 : 2)"
+            + " watch=\(watched.count) cmd=\(lastCommandName) user=default redir=-1 resp=\(resp3 ? 3 : 2)"
             + " lib-name=\(library) lib-ver=\(version)"
     }
 }
