@@ -29,7 +29,7 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/zset unit/multi unit/scan unit/slowlog unit/info-command unit/bitops unit/latency-monitor)
+UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/zset unit/multi unit/scan unit/slowlog unit/info-command unit/bitops unit/latency-monitor unit/bitfield)
 # COMPAT_UNITS="unit/a unit/b" runs only those files (a vendored file not
 # in the list above is measured, not gated by make test).
 if [ -n "${COMPAT_UNITS:-}" ]; then read -r -a UNITS <<<"$COMPAT_UNITS"; fi

@@ -145,8 +145,8 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     ),
     (
         "client reply",
-        "CLIENT REPLY SKIP\r\nSET a 1\r\nGET a\r\nCLIENT REPLY OFF\r\nGET a\r\nINCR a\r\nNOSUCH\r\nCLIENT REPLY SKIP\r\nGET a\r\nCLIENT REPLY ON\r\nGET a\r\nCLIENT REPLY MAYBE\r\nCLIENT REPLY\r\nCLIENT NO-EVICT on\r\nCLIENT NO-EVICT maybe\r\nCLIENT NO-EVICT off\r\n",
-        "$1\r\n1\r\n+OK\r\n$1\r\n2\r\n-ERR syntax error\r\n-ERR wrong number of arguments for 'client|reply' command\r\n+OK\r\n-ERR syntax error\r\n+OK\r\n"
+        "CLIENT REPLY SKIP\r\nSET a 1\r\nGET a\r\nCLIENT REPLY OFF\r\nGET a\r\nINCR a\r\nNOSUCH\r\nCLIENT REPLY SKIP\r\nGET a\r\nCLIENT REPLY ON\r\nGET a\r\nCLIENT REPLY MAYBE\r\nCLIENT REPLY\r\nCLIENT NO-EVICT on\r\nCLIENT NO-EVICT maybe\r\nCLIENT NO-EVICT off\r\nCLIENT KILL\r\n",
+        "$1\r\n1\r\n+OK\r\n$1\r\n2\r\n-ERR syntax error\r\n-ERR wrong number of arguments for 'client|reply' command\r\n+OK\r\n-ERR syntax error\r\n+OK\r\n-ERR wrong number of arguments for 'client|kill' command\r\n"
     ),
     (
         "bitfield",

@@ -290,6 +290,7 @@ extension Dispatcher {
     /// CLIENT KILL addr:port (the old form, +OK), or CLIENT KILL with
     /// filters (ID, ADDR, LADDR, USER, TYPE, SKIPME): the number killed.
     private func kill(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
+        guard r.count > 2 else { return out.error("ERR wrong number of arguments for 'client|kill' command") }
         if r.count == 3 {
             guard let victim = sessions.all.first(where: { Array($0.info.address.utf8) == r[2] }) else {
                 return out.error("ERR No such client")
