@@ -95,7 +95,7 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     (
         "keys",
         "MSET hello 1 hallo 2 hxllo 3 world 4 \"h*\" 5\r\nKEYS h?llo\r\nKEYS h[ae]llo\r\nKEYS h[^e]llo\r\nKEYS h[a-b]llo\r\nKEYS w*\r\nKEYS h\\\\*\r\nKEYS nothing*\r\n",
-        "+OK\r\n*3\r\n$5\r\nhello\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhxllo\r\n$5\r\nhallo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
+        "+OK\r\n*3\r\n$5\r\nhello\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*2\r\n$5\r\nhello\r\n$5\r\nhallo\r\n*2\r\n$5\r\nhallo\r\n$5\r\nhxllo\r\n*1\r\n$5\r\nhallo\r\n*1\r\n$5\r\nworld\r\n*0\r\n*0\r\n"
     ),
     (
         "dbsize flushall",
@@ -145,8 +145,8 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
     ),
     (
         "client reply",
-        "CLIENT REPLY SKIP\r\nSET a 1\r\nGET a\r\nCLIENT REPLY OFF\r\nGET a\r\nINCR a\r\nNOSUCH\r\nCLIENT REPLY SKIP\r\nGET a\r\nCLIENT REPLY ON\r\nGET a\r\nCLIENT REPLY MAYBE\r\nCLIENT REPLY\r\nCLIENT NO-EVICT on\r\nCLIENT NO-EVICT maybe\r\nCLIENT NO-EVICT off\r\nCLIENT KILL\r\n",
-        "$1\r\n1\r\n+OK\r\n$1\r\n2\r\n-ERR syntax error\r\n-ERR wrong number of arguments for 'client|reply' command\r\n+OK\r\n-ERR syntax error\r\n+OK\r\n-ERR wrong number of arguments for 'client|kill' command\r\n"
+        "CLIENT REPLY SKIP\r\nSET a 1\r\nGET a\r\nCLIENT REPLY OFF\r\nGET a\r\nINCR a\r\nNOSUCH\r\nCLIENT REPLY SKIP\r\nGET a\r\nCLIENT REPLY ON\r\nGET a\r\nCLIENT REPLY MAYBE\r\nCLIENT REPLY\r\nCLIENT NO-EVICT on\r\nCLIENT NO-EVICT maybe\r\nCLIENT NO-EVICT off\r\nCLIENT KILL\r\nCLIENT PAUSE x\r\nCLIENT PAUSE -1\r\nCLIENT PAUSE 1 maybe\r\nCLIENT PAUSE\r\nCLIENT UNPAUSE x\r\nCLIENT PAUSE 0 WRITE\r\nCLIENT UNPAUSE\r\n",
+        "$1\r\n1\r\n+OK\r\n$1\r\n2\r\n-ERR syntax error\r\n-ERR wrong number of arguments for 'client|reply' command\r\n+OK\r\n-ERR syntax error\r\n+OK\r\n-ERR wrong number of arguments for 'client|kill' command\r\n-ERR timeout is not an integer or out of range\r\n-ERR timeout is negative\r\n-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n-ERR wrong number of arguments for 'client|pause' command\r\n-ERR wrong number of arguments for 'client|unpause' command\r\n+OK\r\n+OK\r\n"
     ),
     (
         "bitfield",

@@ -184,4 +184,21 @@ import Testing
                 names.count == 2 && names.contains(.text("config|resetstat")) && names.contains(.text("config|set")))
         }
     }
+
+    @Test(arguments: [0, 2]) func clientPauseHoldsWritesUntilUnpause(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let admin = try TestClient(port: server.port)
+            let writer = try TestClient(port: server.port)
+            #expect(admin.roundTrip("CLIENT PAUSE 20000 WRITE\r\n", replyBytes: 5) == "+OK\r\n")
+            // A read goes on; a write (and what follows it) waits.
+            writer.send("GET a\r\nSET a 1\r\nGET a\r\n")
+            #expect(writer.readLine() == "$-1\r\n")
+            var waiting = pollfd(fd: writer.fd, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&waiting, 1, 300) == 0)  // nothing more while paused
+            #expect(admin.roundTrip("CLIENT UNPAUSE\r\n", replyBytes: 5) == "+OK\r\n")
+            #expect(writer.readLine() == "+OK\r\n")
+            #expect(writer.readLine() == "$1\r\n")
+            #expect(writer.readLine() == "1\r\n")
+        }
+    }
 }

@@ -32,6 +32,8 @@ public final class Dispatcher {
     let resetServerStats: @Sendable () -> Void
     /// The idle-client check's timer, while `idleTimeout` is set.
     private var idleCheck: Scheduled?
+    /// CLIENT PAUSE's pause, and the clients it holds.
+    var pause = ClientPause()
     /// True while EXEC runs its queue: nothing blocks inside a transaction.
     var inExec = false
     /// This dispatcher on its loop, for the timer of the parked clients'
@@ -103,6 +105,7 @@ public final class Dispatcher {
     /// A connection closed: its session ends, and its WATCHes with it.
     public func clientDisconnected(id: Int) {
         guard let session = sessions.close(id: id) else { return }
+        pause.held.removeAll { $0 == id }
         unwatchAll(session)
         if blocked.unpark(id, in: databases) != nil { armBlockingTimer() }
     }
@@ -111,7 +114,7 @@ public final class Dispatcher {
     /// connection waits for the reply (it comes through `ClientInfo.resume`)
     /// and submits nothing meanwhile.
     public func isParked(client: Int) -> Bool {
-        blocked.isParked(client)
+        blocked.isParked(client) || (pause.active && pause.held.contains(client))
     }
 
     /// The row for a command name in any case. A name longer than every
@@ -159,6 +162,9 @@ public final class Dispatcher {
         let (batchStart, batchUnix) = (previous, unixMilliseconds())
         defer { clock.fixed = nil }
         batch.forEach { request in
+            // A paused client's batch stops before the command the pause
+            // holds; it goes on from there when the pause ends.
+            if pause.active && pauseHolds(request, of: session) { return false }
             clock.fixed = batchUnix + Int64((previous - batchStart) / 1_000_000)
             let (errors, mark) = (out.errorCount, out.byteCount)
             let command = execute(request, for: session, into: &out)

@@ -230,6 +230,12 @@ extension Dispatcher {
             out.integer(unblock(id, withError: withError) ? 1 : 0)
         case "unblock":
             out.error("ERR wrong number of arguments for 'client|unblock' command")
+        case "pause":
+            pauseClients(r, &out)
+        case "unpause":
+            guard arity(2) else { return }
+            endPause()
+            out.ok()
         case "reply":
             guard arity(3) else { return }
             // The dispatcher drops the replies (see Dispatcher.execute).
