@@ -3,7 +3,7 @@
 # in the same run, with the stock harness in its external-server mode. The
 # harness and the test files (strings, counters, keyspace, expiry, hashes,
 # sets, lists, sorted sets, MULTI, SCAN, SLOWLOG, INFO, the bit commands, the
-# latency monitor; introspection and introspection-2 too, measured with
+# latency monitor; introspection, introspection-2 and pause too, measured with
 # COMPAT_UNITS but not gated: kvd passes too few) are vendored in compat/redis-7.0.15
 # (BSD-3-Clause, its COPYING beside them); nothing is fetched at run time.
 #

@@ -40,7 +40,8 @@ struct Info {
         InfoSection(name: "Clients", inDefault: true) { dispatcher in
             [
                 "maxclients:\(dispatcher.settings.maxClients.load(ordering: .relaxed))",
-                "blocked_clients:\(dispatcher.blocked.count)", "tracking_clients:0",
+                // Clients held by CLIENT PAUSE count as blocked, as in Redis.
+                "blocked_clients:\(dispatcher.blocked.count + dispatcher.pause.held.count)", "tracking_clients:0",
             ]
         },
         InfoSection(name: "Memory", inDefault: true) { _ in memoryLines() },
