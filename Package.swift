@@ -27,7 +27,9 @@ let package = Package(
         .executableTarget(name: "mainloop-stress", dependencies: ["MainLoop"]),
         // kvd: a Redis-protocol daemon; its logic is a library so it is testable.
         // Its README.md maps the folders.
-        .target(name: "KVServer", dependencies: ["MainLoop", "CLua"], exclude: ["README.md"]),
+        // glibc's allocator calls (mallinfo2, malloc_trim), for kvd's INFO and MEMORY.
+        .systemLibrary(name: "CMalloc"),
+        .target(name: "KVServer", dependencies: ["MainLoop", "CLua", "CMalloc"], exclude: ["README.md"]),
         .executableTarget(name: "kvd", dependencies: ["KVServer"]),
         // Counts heap allocations for the benchmark's allocations-per-post figure.
         .target(name: "CAllocationCounter"),

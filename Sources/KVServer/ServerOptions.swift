@@ -40,8 +40,8 @@ public struct ServerOptions: Sendable {
     /// clients on the loopback interface are served; any other is told why
     /// (Redis's `DENIED` message) and closed.
     public var protectedMode = true
-    /// Redis's `slowlog-log-slower-than`, in microseconds: the core logs a
-    /// job that held it longer (negative: no slow log).
+    /// Redis's `slowlog-log-slower-than`, in microseconds: SLOWLOG keeps
+    /// each command that took at least this long (negative: no slow log).
     public var slowlogSlowerThan = 10_000
     /// Redis's `slowlog-max-len`.
     public var slowlogMaxLength = 128
@@ -87,8 +87,8 @@ public struct ServerOptions: Sendable {
           --shutdown-timeout SECONDS
                              how long a graceful stop may take (default 1)
           --slowlog-log-slower-than MICROSECONDS
-                             SLOWLOG keeps what held the core longer (default
-                             10000, as Redis; negative: off)
+                             SLOWLOG keeps each command that took at least
+                             this long (default 10000, as Redis; negative: off)
           --slowlog-max-len N
                              SLOWLOG's length (default 128)
           --requirepass PASSWORD

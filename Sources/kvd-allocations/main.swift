@@ -25,8 +25,16 @@ func multibulk(_ arguments: [String]) -> [UInt8] {
 }
 
 /// What a connection on the core loop keeps between batches.
+/// Steady state: no SLOWLOG entry (a command the machine's load held past
+/// 10 ms would be logged, and an entry allocates its arguments' copies).
+let quiet: ServerOptions = {
+    var options = ServerOptions()
+    options.slowlogSlowerThan = -1
+    return options
+}()
+
 struct RequestPath {
-    let dispatcher = Dispatcher()
+    let dispatcher = Dispatcher(settings: LiveSettings(quiet))
     var parser = RESPParser()
     var batch = RequestBatch()
     var spare: [UInt8] = []

@@ -65,16 +65,16 @@ func ipv4(_ text: String) -> sockaddr_in {
 @Suite(.timeLimit(.minutes(5))) struct ProtectedModeTests {
     @Test func onlyLoopbackPeersAreServedWithoutAPassword() {
         let options = ServerOptions()
-        #expect(!ProtectedMode.refuses(ipv4("127.0.0.1"), options: options))
-        #expect(!ProtectedMode.refuses(ipv4("127.200.1.9"), options: options))
-        #expect(ProtectedMode.refuses(ipv4("10.1.2.3"), options: options))
-        #expect(ProtectedMode.refuses(ipv4("192.168.0.7"), options: options))
+        #expect(!ProtectedMode.refuses(ipv4("127.0.0.1"), settings: LiveSettings(options)))
+        #expect(!ProtectedMode.refuses(ipv4("127.200.1.9"), settings: LiveSettings(options)))
+        #expect(ProtectedMode.refuses(ipv4("10.1.2.3"), settings: LiveSettings(options)))
+        #expect(ProtectedMode.refuses(ipv4("192.168.0.7"), settings: LiveSettings(options)))
         var withPassword = options
         withPassword.requirePassword = "s3cret"
-        #expect(!ProtectedMode.refuses(ipv4("10.1.2.3"), options: withPassword))
+        #expect(!ProtectedMode.refuses(ipv4("10.1.2.3"), settings: LiveSettings(withPassword)))
         var unprotected = options
         unprotected.protectedMode = false
-        #expect(!ProtectedMode.refuses(ipv4("10.1.2.3"), options: unprotected))
+        #expect(!ProtectedMode.refuses(ipv4("10.1.2.3"), settings: LiveSettings(unprotected)))
     }
 
     @Test func theFlagIsReadAndExplained() throws {

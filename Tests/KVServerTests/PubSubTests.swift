@@ -219,7 +219,7 @@ import Testing
         let dispatcher = Dispatcher()
         let deliveries = Locked<[(loop: String, pushes: [Push])]>([])
         let loops = ["a", "b"].map { name in
-            PushOutlet(hardLimit: 0) { pushes in deliveries.update { $0.append((name, pushes)) } }
+            PushOutlet(hardLimit: { 0 }) { pushes in deliveries.update { $0.append((name, pushes)) } }
         }
         for id in 1...5 {
             dispatcher.clientConnected(

@@ -168,8 +168,16 @@ extension Dispatcher {
         out.resp3 = parked.session.resp3
         blocked.serving = client
         blocked.stillWaiting = false
+        let start = monotonicNanoseconds()
         parked.request.forEach { request in
             handler(self, parked.session, request, &out)
+            let took = monotonicNanoseconds() - start
+            // Logged and counted as Redis does once a client is served:
+            // the command as the client sent it, for the time it ran.
+            if !blocked.stillWaiting {
+                stats.record(command.id, request, took: took, failed: out.errorCount > 0, by: parked.session)
+                stats.takeErrors(&out)
+            }
             return true
         }
         blocked.serving = nil

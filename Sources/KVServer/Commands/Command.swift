@@ -3,7 +3,8 @@
 // its keys are, the flags that decide how it passes the session's gates,
 // and its handler. Adding a command touches one row and one function.
 
-/// Where a command's key arguments are (COMMAND's first key, last key, step).
+/// Where a command's key arguments are, as its row records them (COMMAND
+/// answers from Redis's own table instead: CommandDocs).
 enum KeySpec {
     /// No keys.
     case none
@@ -13,16 +14,6 @@ enum KeySpec {
     case all
     /// Every other argument from the first: key, value, key, value.
     case pairs
-
-    /// Redis's (first, last, step) triple.
-    var triple: (first: Int, last: Int, step: Int) {
-        switch self {
-        case .none: (0, 0, 0)
-        case .one: (1, 1, 1)
-        case .all: (1, -1, 1)
-        case .pairs: (1, -1, 2)
-        }
-    }
 }
 
 /// How a command passes the session's gates.
@@ -33,6 +24,8 @@ struct CommandFlags: OptionSet, Sendable {
     /// Runs at once inside MULTI instead of being queued (MULTI, EXEC,
     /// DISCARD, WATCH, QUIT, RESET).
     static let transactionControl = CommandFlags(rawValue: 2)
+    /// Never in SLOWLOG (EXEC: the commands it ran are logged instead).
+    static let skipSlowlog = CommandFlags(rawValue: 4)
 }
 
 /// One row of the command table.

@@ -25,6 +25,18 @@ public final class Dispatcher {
     /// The pub/sub subscriptions and the MONITOR clients, and the pushes
     /// of the job under way (see `flushPushes`).
     let pubsub = PubSub()
+    /// The settings CONFIG SET changes that the I/O loops read too.
+    let settings: LiveSettings
+    /// Redis's `timeout`: idle clients are closed after this many seconds (0: never).
+    private(set) var idleTimeout = 0
+    /// Redis's replica output buffer limit: shown and kept, kvd has no replicas.
+    var replicaOutputLimit = ServerOptions.OutputBufferLimit(hard: 256 << 20, soft: 64 << 20, softSeconds: 60)
+    /// CONFIG RESETSTAT's part outside the dispatcher (the server's connection counts).
+    let resetServerStats: @Sendable () -> Void
+    /// The idle-client check's timer, while `idleTimeout` is set.
+    private var idleCheck: Scheduled?
+    /// CLIENT PAUSE's pause, and the clients it holds.
+    var pause = ClientPause()
     /// True while EXEC runs its queue: nothing blocks inside a transaction.
     var inExec = false
     /// This dispatcher on its loop, for the timer of the parked clients'
@@ -32,9 +44,13 @@ public final class Dispatcher {
     /// whose parked clients wait without a deadline). It holds the
     /// dispatcher: a dispatcher lives as long as its server.
     var owner: LoopBound<Dispatcher>?
-    /// The clients' output buffer hard limit (`ReplyWriter.limit`), past
-    /// which a reply that could grow without bound stops being written.
-    public var replyLimit = Int.max
+    /// The clients' output buffer hard limit now (`ReplyWriter.limit`),
+    /// past which a reply that could grow without bound stops being
+    /// written (the connection closes that client anyway).
+    var replyLimit: Int {
+        let hard = settings.outputHard.load(ordering: .relaxed)
+        return hard > 0 ? hard : .max
+    }
 
     /// Every command, once, in table order (`Command.id` is the position).
     static let rows: [Command] = {
@@ -42,7 +58,7 @@ public final class Dispatcher {
             keyspaceCommands + configCommands + infoCommands + introspectionCommands + stringCommands + keyCommands
             + sessionCommands + transactionCommands + observabilityCommands + scriptingCommands
             + hashCommands + setCommands + listCommands + sortedSetCommands + blockingCommands + memoryCommands
-            + pubSubCommands + monitorCommands
+            + pubSubCommands + monitorCommands + geoCommands + bitOperationCommands + bitfieldCommands
         for index in rows.indices { rows[index].id = index }
         return rows
     }()
@@ -50,15 +66,45 @@ public final class Dispatcher {
     /// Every command, by its name in any case.
     static let table = CommandTable(rows)
 
+    /// Which rows are Redis containers (their subcommands are named apart).
+    static let containerRows = rows.map { CommandStats.containers.contains($0.name) }
+
     /// A dispatcher over empty databases; `serverInfo` supplies INFO's
     /// server sections, and `password`, when set, must be given with AUTH
     /// (or HELLO's AUTH) before any other command.
+    /// `settings` are those shared with the I/O loops; `resetServerStats`
+    /// zeroes the server's own figures (CONFIG RESETSTAT).
     public init(
-        password: String? = nil,
-        serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])] = { [] }
+        password: String? = nil, settings: LiveSettings = LiveSettings(ServerOptions()),
+        serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])] = { [] },
+        resetServerStats: @escaping @Sendable () -> Void = {}
     ) {
         sessions = ClientSessions(password: password.map { Array($0.utf8) })
         info = Info(serverSections: serverInfo)
+        self.settings = settings
+        self.resetServerStats = resetServerStats
+        stats.slowlog.threshold = settings.options.slowlogSlowerThan
+        stats.slowlog.maxLength = settings.options.slowlogMaxLength
+    }
+
+    /// Redis's `timeout`: from now on, a client idle for `seconds` (not
+    /// parked by a blocking command) is closed, checked once a second.
+    func setIdleTimeout(seconds: Int) {
+        idleTimeout = seconds
+        idleCheck?.cancel()
+        idleCheck = nil
+        guard seconds > 0, let owner else { return }
+        idleCheck = try? owner.loop.schedule(every: .seconds(1)) {
+            owner.withValue { $0.closeIdleClients() }
+        }
+    }
+
+    private func closeIdleClients() {
+        let now = monotonicMilliseconds()
+        for session in sessions.all
+        where now - session.lastCommandAt > Int64(idleTimeout) * 1000 && !blocked.isParked(session.id) {
+            session.info.kill()
+        }
     }
 
     /// A connection was accepted: its session starts (database 0, RESP2).
@@ -69,6 +115,7 @@ public final class Dispatcher {
     /// A connection closed: its session ends, and its WATCHes with it.
     public func clientDisconnected(id: Int) {
         guard let session = sessions.close(id: id) else { return }
+        pause.held.removeAll { $0 == id }
         unwatchAll(session)
         pubsub.removeAll(of: session)
         if blocked.unpark(id, in: databases) != nil { armBlockingTimer() }
@@ -78,7 +125,7 @@ public final class Dispatcher {
     /// connection waits for the reply (it comes through `ClientInfo.resume`)
     /// and submits nothing meanwhile.
     public func isParked(client: Int) -> Bool {
-        blocked.isParked(client)
+        blocked.isParked(client) || (pause.active && pause.held.contains(client))
     }
 
     /// Sends the pushes gathered since the last call (pub/sub messages,
@@ -139,15 +186,27 @@ public final class Dispatcher {
         let (batchStart, batchUnix) = (previous, unixMilliseconds())
         defer { clock.fixed = nil }
         batch.forEach { request in
+            // A paused client's batch stops before the command the pause
+            // holds; it goes on from there when the pause ends.
+            if pause.active && pauseHolds(request, of: session) { return false }
             clock.fixed = batchUnix + Int64((previous - batchStart) / 1_000_000)
+            let errors = out.errorCount
             let command = executeSilencing(request, for: session, into: &out)
-            let now = monotonicNanoseconds()
-            if let command { stats.record(command, request, took: now - previous, by: session) }
-            previous = now
+            var now = monotonicNanoseconds()
+            // A parked command is timed when it is served (see serve).
+            if let command, blocked.count == 0 || !blocked.isParked(session.id) {
+                stats.record(command, request, took: now - previous, failed: out.errorCount > errors, by: session)
+            }
+            stats.takeErrors(&out)
             executed += 1
             // Keys that got a list while somebody waited are served after
-            // the command that did it (after EXEC for a transaction).
-            if blocked.count > 0 { serveReadyKeys() }
+            // the command that did it (after EXEC for a transaction), on
+            // the clock of neither command.
+            if blocked.count > 0 {
+                serveReadyKeys()
+                now = monotonicNanoseconds()
+            }
+            previous = now
             // A parked client's batch stops at its blocking command; the
             // requests after it go back to the connection.
             if blocked.count > 0 && blocked.isParked(session.id) { return false }
@@ -169,13 +228,18 @@ public final class Dispatcher {
             return nil
         }
         session.lastCommand = command.id
+        // CLIENT LIST's cmd names a container's subcommand (client|list).
+        session.lastSubcommand =
+            Dispatcher.containerRows[command.id] && request.count > 1 ? lowercased(Array(request.raw(1))) : nil
         guard command.accepts(request.count) else {
             session.transaction?.refused = true
+            stats.recordRejection(command.id)
             out.error("ERR wrong number of arguments for '\(command.name)' command")
             return nil
         }
         guard session.authenticated || command.flags.contains(.noAuth) else {
             session.transaction?.refused = true
+            stats.recordRejection(command.id)
             out.error("NOAUTH Authentication required.")
             return nil
         }
@@ -258,6 +322,7 @@ public final class Dispatcher {
         var scratch = ReplyWriter()
         scratch.resp3 = out.resp3
         let command = execute(request, for: session, into: &scratch)
+        out.countErrors(of: scratch)
         // A refused command (nil) did not turn anything on.
         if let command, turnsRepliesOn(request) || Dispatcher.subscriptionCommands[command] {
             out.raw(scratch.finish().chunks.flatMap { $0 })
@@ -275,6 +340,19 @@ public final class Dispatcher {
         if request.count == 1 && equalsIgnoringCase(request.raw(0), "reset") { return true }
         return request.count == 3 && equalsIgnoringCase(request.raw(0), "client")
             && equalsIgnoringCase(request.raw(1), "reply") && equalsIgnoringCase(request.raw(2), "on")
+    }
+}
+
+extension Dispatcher {
+    /// CLIENT REPLY OFF or SKIP: the reply the command made after `mark` is dropped.
+    /// Runs one request and records its figures on its own clock (a
+    /// command EXEC runs, a parked command served): SLOWLOG and INFO see
+    /// each command, not the one that ran it.
+    func executeTimed(_ request: Request, for session: ClientSession, into out: inout ReplyWriter) {
+        let (start, errors) = (monotonicNanoseconds(), out.errorCount)
+        guard let command = execute(request, for: session, into: &out) else { return }
+        let failed = out.errorCount > errors
+        stats.record(command, request, took: monotonicNanoseconds() - start, failed: failed, by: session)
     }
 }
 

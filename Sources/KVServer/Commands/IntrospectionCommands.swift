@@ -1,39 +1,158 @@
-// IntrospectionCommands.swift: COMMAND, the table describing itself (COUNT,
-// INFO, DOCS), in Redis 2.8's six fields per command, which every client
-// reads.
+// IntrospectionCommands.swift: COMMAND, the table describing itself: every
+// command kvd has, with Redis 7.0.15's own entry for it (flags, ACL
+// categories, key specs, subcommands, documentation: CommandDocs), so that
+// clients and redis-cli's help see what they see on Redis.
 
 let introspectionCommands: [Command] = [
     Command("command", arity: -1, keys: .none) { _, _, r, out in command(r, &out) }
 ]
 
+/// kvd's commands that Redis's table describes, in table order.
+private func describedRows() -> [(row: Command, entry: CommandDocEntry)] {
+    Dispatcher.rows.compactMap { row in CommandDocs.byName[row.name].map { (row, $0) } }
+}
+
+/// The entry for a name, if kvd has the command (a subcommand: if kvd has its container).
+private func describedEntry(_ name: [UInt8]) -> CommandDocEntry? {
+    let container = Array(name.prefix { $0 != UInt8(ascii: "|") })
+    guard Dispatcher.command(named: container) != nil else { return nil }
+    return CommandDocs.entry(name)
+}
+
+/// Every command's COMMAND INFO entry (COMMAND, COMMAND INFO).
+private func allInfo(_ out: inout ReplyWriter) {
+    let rows = describedRows()
+    out.arrayHeader(rows.count)
+    for (_, entry) in rows { out.raw(entry.bytes(entry.info, out)) }
+}
+
 private func command(_ r: Request, _ out: inout ReplyWriter) {
-    func describe(_ command: Command) {
-        // name, arity, flags, first key, last key, step (Redis 2.8's six fields)
-        out.arrayHeader(6)
-        out.bulk(command.name)
-        out.integer(command.arity)
-        out.setHeader(0)
-        let keys = command.keys.triple
-        out.integer(keys.first)
-        out.integer(keys.last)
-        out.integer(keys.step)
-    }
-    let sorted = Dispatcher.rows.sorted { $0.name < $1.name }
-    guard r.count > 1 else {
-        out.arrayHeader(sorted.count)
-        sorted.forEach(describe)
-        return
-    }
-    if equalsIgnoringCase(r[1], "count") && r.count == 2 {
-        out.integer(sorted.count)
-    } else if equalsIgnoringCase(r[1], "docs") {
-        out.arrayHeader(0)  // no documentation: clients fall back to their own
-    } else if equalsIgnoringCase(r[1], "info") {
+    guard r.count > 1 else { return allInfo(&out) }
+    let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
+    switch sub {
+    case "count" where r.count == 2:
+        out.integer(describedRows().count)
+    case "info":
+        guard r.count > 2 else { return allInfo(&out) }
         out.arrayHeader(r.count - 2)
         for name in r.dropFirst(2) {
-            if let command = Dispatcher.command(named: name) { describe(command) } else { out.null() }
+            if let entry = describedEntry(name) { out.raw(entry.bytes(entry.info, out)) } else { out.null() }
         }
-    } else {
-        out.error(bytes: Array("ERR unknown subcommand '".utf8) + r[1] + Array("'. Try COMMAND HELP.".utf8))
+    case "docs":
+        let entries =
+            r.count == 2 ? describedRows().map(\.entry) : r.dropFirst(2).compactMap { describedEntry($0) }
+        out.mapHeader(entries.count)
+        for entry in entries {
+            out.bulk(entry.name)
+            out.raw(entry.bytes(entry.docs, out))
+        }
+    case "list":
+        list(r, &out)
+    case "getkeys", "getkeysandflags":
+        guard r.count >= 4 else { return out.error("ERR wrong number of arguments for 'command|\(sub)' command") }
+        getKeys(r, withFlags: sub == "getkeysandflags", &out)
+    case "help" where r.count == 2:
+        out.help(
+            "COMMAND",
+            [
+                "(no subcommand)", "    Return details about all Redis commands.",
+                "COUNT", "    Return the total number of commands in this Redis server.",
+                "LIST", "    Return a list of all commands in this Redis server.",
+                "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+                "    If no command names are given, documentation details for all",
+                "    commands are returned.",
+                "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+                "    If no command names are given, documentation details for all",
+                "    commands are returned.",
+                "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+                "GETKEYSANDFLAGS <full-command>", "    Return the keys and the access flags from a full Redis command.",
+            ])
+    case "count", "help":
+        out.error("ERR wrong number of arguments for 'command|\(sub)' command")
+    default:
+        out.error(bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try COMMAND HELP.".utf8))
+    }
+}
+
+/// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]:
+/// full names, subcommands included.
+private func list(_ r: Request, _ out: inout ReplyWriter) {
+    var filter: (kind: String, argument: [UInt8])?
+    var index = 2
+    while index < r.count {
+        guard equalsIgnoringCase(r.raw(index), "filterby"), r.count - 1 - index == 2 else {
+            return out.error("ERR syntax error")
+        }
+        let kind = String(decoding: lowercased(r[index + 1]), as: UTF8.self)
+        guard ["module", "aclcat", "pattern"].contains(kind) else { return out.error("ERR syntax error") }
+        filter = (kind, r[index + 2])
+        index += 3
+    }
+    var names: [String] = []
+    func visit(_ entry: CommandDocEntry) {
+        let kept: Bool
+        switch filter?.kind {
+        case nil: kept = true
+        case "module": kept = false  // kvd has no modules
+        case "aclcat": kept = entry.categories.contains(String(decoding: lowercased(filter!.argument), as: UTF8.self))
+        default: kept = globMatch(lowercased(filter!.argument), Array(entry.name.utf8))
+        }
+        if kept { names.append(entry.name) }
+        entry.subcommands.forEach(visit)
+    }
+    describedRows().forEach { visit($0.entry) }
+    out.arrayHeader(names.count)
+    for name in names { out.bulk(name) }
+}
+
+/// COMMAND GETKEYS / GETKEYSANDFLAGS: the keys of a full command, found
+/// with its key specs as Redis does.
+private func getKeys(_ r: Request, withFlags: Bool, _ out: inout ReplyWriter) {
+    let arguments = Array(r.dropFirst(2))
+    guard var entry = describedEntry(arguments[0]), !arguments[0].contains(UInt8(ascii: "|")) else {
+        return out.error("ERR Invalid command specified")
+    }
+    if !entry.subcommands.isEmpty, arguments.count > 1 {
+        let full = entry.name + "|" + String(decoding: lowercased(arguments[1]), as: UTF8.self)
+        guard let sub = entry.subcommands.first(where: { $0.name == full }) else {
+            return out.error("ERR Invalid command specified")
+        }
+        entry = sub
+    }
+    guard !entry.keySpecs.isEmpty else { return out.error("ERR The command has no key arguments") }
+    guard entry.arity > 0 ? arguments.count == entry.arity : arguments.count >= -entry.arity else {
+        return out.error("ERR Invalid number of arguments specified for command")
+    }
+    var keys: [(position: Int, flags: [String])] = []
+    for spec in entry.keySpecs {
+        guard let positions = spec.positions(in: arguments) else {
+            keys = []
+            break
+        }
+        var flags = spec.flags
+        if flags.contains("variable_flags") {
+            // Flags that depend on the arguments: SET's key is only
+            // overwritten unless GET reads it first (Redis's setGetKeys).
+            guard entry.name == "set" else {
+                return out.error("ERR kvd does not support GETKEYSANDFLAGS for '\(entry.name)'")
+            }
+            let reads = arguments.dropFirst(3).contains { equalsIgnoringCase($0, "get") }
+            flags = reads ? ["RW", "access", "update"] : ["OW", "update"]
+        }
+        keys += positions.map { ($0, flags) }
+    }
+    guard !keys.isEmpty || entry.flags.contains("no_mandatory_keys") else {
+        return out.error("ERR Invalid arguments specified for command")
+    }
+    out.arrayHeader(keys.count)
+    for key in keys {
+        if withFlags {
+            out.arrayHeader(2)
+            out.bulk(arguments[key.position])
+            out.setHeader(key.flags.count)
+            for flag in key.flags { out.status(flag) }
+        } else {
+            out.bulk(arguments[key.position])
+        }
     }
 }

@@ -91,7 +91,7 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
             "FREQ <key>", "    Not tracked by kvd: it has no LFU eviction policy.",
             "REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
             "    <key>.",
-            "HELP", "    Print this help.",
+            "HELP", "    Prints this help.",
         ]
         out.arrayHeader(lines.count)
         for line in lines { out.status(line) }

@@ -250,6 +250,22 @@ extension Dispatcher {
             out.integer(unblock(id, withError: withError) ? 1 : 0)
         case "unblock":
             out.error("ERR wrong number of arguments for 'client|unblock' command")
+        case "pause":
+            pauseClients(r, &out)
+        case "unpause":
+            guard arity(2) else { return }
+            endPause()
+            out.ok()
+        case "no-evict":
+            guard arity(3) else { return }
+            if equalsIgnoringCase(r.raw(2), "on") {
+                session.noEvict = true
+            } else if equalsIgnoringCase(r.raw(2), "off") {
+                session.noEvict = false
+            } else {
+                return out.error("ERR syntax error")
+            }
+            out.ok()
         default:
             out.error(
                 bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try CLIENT HELP.".utf8))
@@ -288,6 +304,7 @@ extension Dispatcher {
     /// CLIENT KILL addr:port (the old form, +OK), or CLIENT KILL with
     /// filters (ID, ADDR, LADDR, USER, TYPE, SKIPME): the number killed.
     private func kill(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
+        guard r.count > 2 else { return out.error("ERR wrong number of arguments for 'client|kill' command") }
         if r.count == 3 {
             guard let victim = sessions.all.first(where: { Array($0.info.address.utf8) == r[2] }) else {
                 return out.error("ERR No such client")

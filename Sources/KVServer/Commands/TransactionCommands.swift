@@ -12,7 +12,7 @@ let transactionCommands: [Command] = [
         session.transaction = ClientSession.Transaction()
         out.ok()
     },
-    Command("exec", arity: 1, keys: .none, flags: .transactionControl) { dispatcher, session, _, out in
+    Command("exec", arity: 1, keys: .none, flags: [.transactionControl, .skipSlowlog]) { dispatcher, session, _, out in
         dispatcher.exec(session, &out)
     },
     Command("discard", arity: 1, keys: .none, flags: .transactionControl) { dispatcher, session, _, out in
@@ -64,7 +64,7 @@ extension Dispatcher {
         inExec = true
         defer { inExec = false }
         transaction.queued.forEach { request in
-            execute(request, for: session, into: &out)
+            executeTimed(request, for: session, into: &out)
             return true
         }
     }

@@ -16,32 +16,68 @@ extension Dispatcher {
         let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
         switch sub {
         case "histogram":
-            var chosen: [Command] = []
+            // Every command and subcommand with data, or those named: a
+            // container's name stands for its subcommands (as in Redis).
+            let all = stats.allFigures().filter { $0.figures.histogram.count > 0 }
+            var chosen: [(name: String, figures: CommandFigures)] = []
             if r.count == 2 {
-                chosen = Dispatcher.rows.filter { stats.latencies[$0.id].count > 0 }
+                chosen = all
             } else {
-                for name in r.dropFirst(2) {
-                    if let command = Dispatcher.command(named: name), stats.latencies[command.id].count > 0,
-                        !chosen.contains(where: { $0.id == command.id })
-                    {
-                        chosen.append(command)
-                    }
+                for argument in r.dropFirst(2) {
+                    let name = String(decoding: lowercased(argument), as: UTF8.self)
+                    chosen += all.filter { $0.name == name || $0.name.hasPrefix(name + "|") }
                 }
             }
             out.mapHeader(chosen.count)
-            for command in chosen {
-                out.bulk(command.name)
-                histogram(stats.latencies[command.id], &out)
+            for (name, figures) in chosen {
+                out.bulk(name)
+                histogram(figures.histogram, &out)
             }
-        case "latest", "history":
-            // The latency monitor (latency-monitor-threshold) is off, as in
-            // Redis by default: no events.
-            guard sub == "latest" ? r.count == 2 : r.count == 3 else {
-                return out.error("ERR wrong number of arguments for 'latency|\(sub)' command")
+        case "latest":
+            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'latency|latest' command") }
+            out.arrayHeader(stats.latencyMonitor.events.count)
+            for (name, series) in stats.latencyMonitor.events {
+                out.arrayHeader(4)
+                out.bulk(name)
+                out.integer(series.samples.last?.time ?? 0)
+                out.integer(series.samples.last?.latency ?? 0)
+                out.integer(series.max)
             }
-            out.arrayHeader(0)
+        case "history":
+            guard r.count == 3 else { return out.error("ERR wrong number of arguments for 'latency|history' command") }
+            let samples = stats.latencyMonitor.series(r[2])?.samples ?? []
+            out.arrayHeader(samples.count)
+            for sample in samples {
+                out.arrayHeader(2)
+                out.integer(sample.time)
+                out.integer(sample.latency)
+            }
         case "reset":
-            out.integer(0)  // no latency-monitor events to reset
+            out.integer(stats.latencyMonitor.reset(r.count == 2 ? nil : Array(r.dropFirst(2))))
+        case "doctor":
+            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'latency|doctor' command") }
+            out.verbatim(stats.latencyMonitor.report())
+        case "graph":
+            guard r.count == 3 else { return out.error("ERR wrong number of arguments for 'latency|graph' command") }
+            guard stats.latencyMonitor.series(r[2]) != nil else {
+                return out.error(bytes: Array("ERR No samples available for event '".utf8) + r[2] + [39])
+            }
+            out.error("ERR kvd does not draw LATENCY GRAPH; LATENCY HISTORY has the samples")
+        case "help":
+            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'latency|help' command") }
+            out.help(
+                "LATENCY",
+                [
+                    "DOCTOR", "    Return a human readable latency analysis report.",
+                    "GRAPH <event>", "    Return an ASCII latency graph for the <event> class.",
+                    "HISTORY <event>", "    Return time-latency samples for the <event> class.",
+                    "LATEST", "    Return the latest latency samples for all events.",
+                    "RESET [<event> ...]", "    Reset latency data of one or more <event> classes.",
+                    "    (default: reset all data for all event classes)",
+                    "HISTOGRAM [COMMAND ...]",
+                    "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+                    "    If no commands are specified then all histograms are replied.",
+                ])
         default:
             out.error(
                 bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128)
@@ -86,8 +122,8 @@ extension Dispatcher {
                 }
                 count = parsed == -1 ? Int.max : parsed
             }
-            let entries = stats.slowlog.entries.prefix(count)
-            out.arrayHeader(entries.count)
+            let entries = stats.slowlog.newest(count)
+            out.arrayHeader(Swift.min(count, stats.slowlog.count))
             for entry in entries {
                 out.arrayHeader(6)
                 out.integer(entry.id)
@@ -100,11 +136,23 @@ extension Dispatcher {
             }
         case "len":
             guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'slowlog|len' command") }
-            out.integer(stats.slowlog.entries.count)
+            out.integer(stats.slowlog.count)
         case "reset":
             guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'slowlog|reset' command") }
             stats.slowlog.reset()
             out.ok()
+        case "help" where r.count == 2:
+            out.help(
+                "SLOWLOG",
+                [
+                    "GET [<count>]",
+                    "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+                    "    Entries are made of:",
+                    "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+                    "    client name",
+                    "LEN", "    Return the length of the slowlog.",
+                    "RESET", "    Reset the slowlog.",
+                ])
         default:
             out.error(
                 bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128)

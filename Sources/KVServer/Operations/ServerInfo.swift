@@ -40,12 +40,15 @@ extension Server {
             (
                 "Server",
                 [
-                    "redis_version:7.0.15", "kvd_version:1.0.0", "redis_mode:standalone", "process_id:\(getpid())",
-                    "tcp_port:\(port)", "uptime_in_seconds:\(uptime)", "uptime_in_days:\(uptime / 86400)",
+                    "redis_version:7.0.15", "kvd_version:1.0.0", "redis_git_sha1:00000000", "redis_git_dirty:0",
+                    "redis_mode:standalone", "os:\(operatingSystem)", "arch_bits:\(Int.bitWidth)",
+                    "multiplexing_api:epoll", "process_id:\(getpid())", "process_supervised:no",
+                    "tcp_port:\(port)", "server_time_usec:\(unixMicroseconds())", "uptime_in_seconds:\(uptime)",
+                    "uptime_in_days:\(uptime / 86400)", "executable:\(executablePath)", "config_file:",
                     "io_threads:\(options.ioThreads)",
                 ]
             ),
-            ("Clients", ["connected_clients:\(clients)", "maxclients:\(options.maxClients)"]),
+            ("Clients", ["connected_clients:\(clients)"]),
             (
                 "Stats",
                 [
@@ -57,6 +60,29 @@ extension Server {
             ("Loops", latencyLines),
         ]
     }
+}
+
+/// `uname -srm`, as Redis's `os` field.
+private let operatingSystem: String = {
+    var names = utsname()
+    uname(&names)
+    func text<T>(_ field: T) -> String {
+        withUnsafeBytes(of: field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+    return "\(text(names.sysname)) \(text(names.release)) \(text(names.machine))"
+}()
+
+/// The running executable's absolute path (Redis's `executable`).
+private let executablePath: String = {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let count = readlink("/proc/self/exe", &buffer, buffer.count)
+    return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+}()
+
+private func unixMicroseconds() -> Int {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return now.tv_sec * 1_000_000 + now.tv_nsec / 1000
 }
 
 private extension String {

@@ -41,7 +41,7 @@ public struct RESPParser {
     }
 
     /// The limits every announced length is checked against.
-    public let limits: RESPLimits
+    public var limits: RESPLimits
     /// Bytes received and not yet consumed start at `start`.
     private var buffer: [UInt8] = []
     private var start = 0

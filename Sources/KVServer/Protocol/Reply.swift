@@ -31,6 +31,12 @@ public struct ReplyWriter: Sendable {
     /// Earlier chunks, in order.
     private var sealed: [[UInt8]] = []
     private var sealedBytes = 0
+    /// How many error replies were written (INFO's error figures: the
+    /// dispatcher compares it before and after each command).
+    private(set) var errorCount = 0
+    /// Each error reply's code (its first word), until the dispatcher takes
+    /// them for INFO errorstats; empty unless an error was written.
+    var errorCodes: [[UInt8]] = []
     /// Bulk values at least this large are referenced, not copied.
     static let referenceThreshold = 64 * 1024
     /// The client's output buffer limit: a command whose reply grows with a
@@ -68,6 +74,14 @@ public struct ReplyWriter: Sendable {
         return replies
     }
 
+    /// Counts the errors `silenced` wrote as this writer's own: a reply
+    /// CLIENT REPLY OFF or SKIP drops is still an error in INFO's figures,
+    /// as in Redis.
+    mutating func countErrors(of silenced: ReplyWriter) {
+        errorCount += silenced.errorCount
+        errorCodes += silenced.errorCodes
+    }
+
     /// Appends `encoded`, already in RESP: a script's reply types (booleans,
     /// doubles, big numbers) that no command of kvd's sends yet.
     mutating func raw(_ encoded: [UInt8]) {
@@ -96,6 +110,7 @@ public struct ReplyWriter: Sendable {
         bytes.append(UInt8(ascii: "-"))
         bytes.append(contentsOf: message.utf8)
         crlf()
+        noteError(message.utf8)
     }
 
     /// `-<message>\r\n` from raw bytes (which may echo binary arguments);
@@ -104,6 +119,13 @@ public struct ReplyWriter: Sendable {
         bytes.append(UInt8(ascii: "-"))
         bytes.append(contentsOf: message.map { $0 == 13 || $0 == 10 ? 32 : $0 })
         crlf()
+        noteError(message)
+    }
+
+    /// Counts an error reply and keeps its code (up to the first space).
+    private mutating func noteError(_ message: some Swift.Collection<UInt8>) {
+        errorCount += 1
+        errorCodes.append(Array(message.prefix { $0 != UInt8(ascii: " ") }))
     }
 
     /// `:<value>\r\n`.

@@ -229,6 +229,9 @@ final class Connection: @unchecked Sendable {
             stopReading(.ended)
             if exchange == .parked { return close() }
         }
+        // CONFIG SET's client-query-buffer-limit and proto-max-bulk-len
+        // apply to open connections too.
+        parser.limits = worker.server.settings.requestLimits(worker.server.options.limits)
         processInput()
         if parser.bufferedCount > parser.limits.maxQueryBuffer {
             // Redis's client-query-buffer-limit: the client is closed, with
@@ -434,8 +437,8 @@ final class Connection: @unchecked Sendable {
     /// counts, as in Redis (so a single reply larger than the hard limit
     /// closes the client too).
     private func enforceOutputLimit() {
-        let options = worker.server.options
-        let limit = subscriberMark.isSubscriber ? options.pubsubOutputBufferLimit : options.outputBufferLimit
+        let settings = worker.server.settings
+        let limit = subscriberMark.isSubscriber ? settings.pubsubOutputBufferLimit : settings.outputBufferLimit
         let waiting = outboundBytes
         if limit.hard > 0 && waiting > limit.hard {
             disconnectOverLimit(waiting, "hard limit \(limit.hard)")
@@ -469,7 +472,7 @@ final class Connection: @unchecked Sendable {
     /// dropped on the core, and the client is cut off here.
     func disconnectOverPushLimit() {
         guard ending != .closed else { return }
-        disconnectOverLimit(outboundBytes, "hard limit \(worker.server.options.pubsubOutputBufferLimit.hard)")
+        disconnectOverLimit(outboundBytes, "hard limit \(worker.server.settings.pubsubHard.load(ordering: .relaxed))")
     }
 
     private func disconnectOverLimit(_ waiting: Int, _ which: String) {

@@ -16,15 +16,16 @@ public struct CoreHop: Sendable {
     /// The script the core runs, for the I/O threads that answer while it is busy.
     public let scripts: ScriptActivity
 
-    /// A core on `loop` with a new dispatcher (see `Dispatcher.init`) whose
-    /// `replyLimit` is `replyLimit`.
+    /// A core on `loop` with a new dispatcher (see `Dispatcher.init`) that
+    /// reads `settings` (the ones CONFIG SET changes).
     public init(
-        on loop: EventLoop, password: String? = nil, replyLimit: Int = .max,
-        serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])]
+        on loop: EventLoop, password: String? = nil, settings: LiveSettings = LiveSettings(ServerOptions()),
+        serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])],
+        resetServerStats: @escaping @Sendable () -> Void = {}
     ) {
         self.loop = loop
-        let dispatcher = Dispatcher(password: password, serverInfo: serverInfo)
-        dispatcher.replyLimit = replyLimit
+        let dispatcher = Dispatcher(
+            password: password, settings: settings, serverInfo: serverInfo, resetServerStats: resetServerStats)
         self.counters = dispatcher.stats.counters
         self.scripts = dispatcher.scripts.activity
         self.dispatcher = LoopBound(dispatcher, on: loop)

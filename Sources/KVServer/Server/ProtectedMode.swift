@@ -22,8 +22,10 @@ enum ProtectedMode {
     /// True when a client at `peer` must be refused: protected mode is on,
     /// no password is set, and the peer is not on the loopback network
     /// (127.0.0.0/8).
-    static func refuses(_ peer: sockaddr_in, options: ServerOptions) -> Bool {
-        guard options.protectedMode, options.requirePassword == nil else { return false }
+    static func refuses(_ peer: sockaddr_in, settings: LiveSettings) -> Bool {
+        guard settings.protectedMode.load(ordering: .relaxed), !settings.passwordSet.load(ordering: .relaxed) else {
+            return false
+        }
         return !isLoopback(peer)
     }
 

@@ -15,6 +15,8 @@ public final class Server: @unchecked Sendable {
     // counters are atomic; the keyspace is reached through `hop` only.
     /// What the server was started with.
     public let options: ServerOptions
+    /// The settings CONFIG SET changes, shared with the core.
+    let settings: LiveSettings
     /// The core loop: the one that owns the keyspace.
     public let coreLoop: EventLoop
     /// The hop that gets batches to the core loop's dispatcher.
@@ -39,13 +41,12 @@ public final class Server: @unchecked Sendable {
     public init(options: ServerOptions, core coreLoop: EventLoop) {
         self.options = options
         self.coreLoop = coreLoop
+        let settings = LiveSettings(options)
+        self.settings = settings
         let facts = ServerFacts()
-        let hardLimit = options.outputBufferLimit.hard
         self.hop = CoreHop(
-            on: coreLoop, password: options.requirePassword, replyLimit: hardLimit > 0 ? hardLimit : .max
-        ) {
-            facts.server?.infoSections() ?? []
-        }
+            on: coreLoop, password: options.requirePassword, settings: settings,
+            serverInfo: { facts.server?.infoSections() ?? [] }, resetServerStats: { facts.server?.resetStats() })
         facts.server = self
     }
 
@@ -87,27 +88,19 @@ public final class Server: @unchecked Sendable {
             }
         }
         port = chosenPort
-        let dispatcher = hop.dispatcher
-        // SLOWLOG: the core reports its slow jobs by name, and the
-        // dispatcher's statistics log them with the slowest command they ran.
+        // A job that held the core with a busy script is named by the script
+        // too (its label is where the batch was posted): SLOWLOG names the
+        // command, the log line the script.
         if options.slowlogSlowerThan >= 0 {
-            let threshold = Duration.microseconds(options.slowlogSlowerThan)
-            let maxLength = options.slowlogMaxLength
-            try dispatcher.post { $0.stats.slowlog.configure(threshold: threshold, maxLength: maxLength) }
-            // A job that held the core with a busy script is named by the
-            // script too (its label is where the batch was posted).
-            try coreLoop.onSlowJob(threshold: threshold) { [weak self] report in
-                let script = dispatcher.withValue { dispatcher in
-                    dispatcher.stats.slowlog.record(report)
-                    return dispatcher.scripts.takeSlowScript(within: report.runTime)
-                }
+            let dispatcher = hop.dispatcher
+            try coreLoop.onSlowJob(threshold: .microseconds(options.slowlogSlowerThan)) { [weak self] report in
+                let script = dispatcher.withValue { $0.scripts.takeSlowScript(within: report.runTime) }
                 if let script {
                     self?.log("kvd: slow job \(report.label) held the core \(report.runTime) running script \(script)")
                 }
             }
-        } else {
-            try dispatcher.post { $0.stats.slowlog.configure(threshold: nil, maxLength: 0) }
         }
+        settings.port.store(chosenPort, ordering: .relaxed)
         try hop.startActiveExpiry()
     }
 
@@ -135,7 +128,7 @@ public final class Server: @unchecked Sendable {
     /// Any worker: takes a client slot, or counts a refusal.
     func admitClient() -> Bool {
         var current = clients.load(ordering: .relaxed)
-        while current < options.maxClients {
+        while current < settings.maxClients.load(ordering: .relaxed) {
             let (taken, seen) = clients.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
             if taken {
                 totalConnections.add(1, ordering: .relaxed)
@@ -167,6 +160,13 @@ public final class Server: @unchecked Sendable {
     /// Any worker: a client refused because the process had no descriptor left.
     func refusedAtFdLimit() {
         rejectedConnections.add(1, ordering: .relaxed)
+    }
+
+    /// Core loop (CONFIG RESETSTAT): the connection counts start again.
+    func resetStats() {
+        totalConnections.store(0, ordering: .relaxed)
+        rejectedConnections.store(0, ordering: .relaxed)
+        outputLimitDisconnections.store(0, ordering: .relaxed)
     }
 
     func clientClosed() {

@@ -98,7 +98,7 @@ final class Worker: @unchecked Sendable {
             }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            if ProtectedMode.refuses(peer, options: server.options) {
+            if ProtectedMode.refuses(peer, settings: server.settings) {
                 _ = ProtectedMode.denial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 close(fd)
                 continue
@@ -191,7 +191,8 @@ final class Worker: @unchecked Sendable {
     }
 
     private func makeOutlet() -> PushOutlet {
-        PushOutlet(hardLimit: server.options.pubsubOutputBufferLimit.hard) { [weak self, loop] pushes in
+        let settings = server.settings
+        return PushOutlet(hardLimit: { settings.pubsubHard.load(ordering: .relaxed) }) { [weak self, loop] pushes in
             guard let worker = self else { return }
             try? loop.post { worker.deliver(pushes) }
         }

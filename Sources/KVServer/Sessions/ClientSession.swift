@@ -79,6 +79,8 @@ final class ClientSession {
     let watchFlag = WatchFlag()
     let connectedAt = monotonicMilliseconds()
     @exclusivity(unchecked) var lastCommandAt = monotonicMilliseconds()
+    /// CLIENT NO-EVICT: shown in CLIENT LIST's flags (kvd evicts no client).
+    var noEvict = false
     /// The last command's `Command.id` (nil: none yet).
     @exclusivity(unchecked) var lastCommand: Int?
     /// Pub/sub: the channels, patterns and shard channels it listens to.
@@ -105,6 +107,8 @@ final class ClientSession {
     /// Redis's "pub/sub context": SUBSCRIBE, PSUBSCRIBE or SSUBSCRIBE
     /// left it listening to something.
     var isSubscribed: Bool { channels.count + patterns.count + shardChannels.count > 0 }
+    /// Its subcommand, lower-cased, when it is a container (`list` of CLIENT LIST).
+    var lastSubcommand: [UInt8]?
 
     init(info: ClientInfo, authenticated: Bool) {
         self.info = info
@@ -113,15 +117,23 @@ final class ClientSession {
 
     var id: Int { info.id }
 
+    /// The last command's full name, as CLIENT LIST shows it (NULL: none yet).
+    private var lastCommandName: String {
+        guard let lastCommand else { return "NULL" }
+        let name = Dispatcher.rows[lastCommand].name
+        return lastSubcommand.map { name + "|" + String(decoding: $0, as: UTF8.self) } ?? name
+    }
+
     /// CLIENT LIST's line for this client (the fields kvd knows; Redis's
     /// memory figures are left out rather than made up); `blocked`: parked
     /// by a blocking command. Flags in Redis's order: `O` monitor, `P`
-    /// subscriber, `x` MULTI, `b` blocked; `N` for none.
+    /// subscriber, `x` MULTI, `b` blocked, `e` no-evict; `N` for none.
     func listLine(now: Int64, blocked: Bool) -> String {
         var flags = monitoring ? "O" : ""
         if isSubscribed { flags += "P" }
         if transaction != nil { flags += "x" }
         if blocked { flags += "b" }
+        if noEvict { flags += "e" }
         if flags.isEmpty { flags = "N" }
         let name = String(decoding: self.name, as: UTF8.self)
         let library = String(decoding: libraryName, as: UTF8.self)
@@ -129,7 +141,7 @@ final class ClientSession {
         return "id=\(id) addr=\(info.address) laddr=\(info.localAddress) fd=\(info.fd) name=\(name)"
             + " age=\((now - connectedAt) / 1000) idle=\((now - lastCommandAt) / 1000) flags=\(flags)"
             + " db=\(database) sub=\(channels.count) psub=\(patterns.count) ssub=\(shardChannels.count) multi=\(transaction.map { $0.queued.count } ?? -1)"
-            + " watch=\(watched.count) cmd=\(lastCommand.map { Dispatcher.rows[$0].name } ?? "NULL") user=default redir=-1 resp=\(resp3 ? 3 : 2)"
+            + " watch=\(watched.count) cmd=\(lastCommandName) user=default redir=-1 resp=\(resp3 ? 3 : 2)"
             + " lib-name=\(library) lib-ver=\(version)"
     }
 }

@@ -5,7 +5,7 @@
 /// The sessions of the connected clients. Core loop only.
 final class ClientSessions {
     /// The password AUTH must give (`--requirepass`), if any.
-    let password: [UInt8]?
+    var password: [UInt8]?
     // `@exclusivity(unchecked)`: every request looks its session up, on the
     // core loop's thread only (see Keyspace for why it matters).
     /// Every connected client's session, by id.

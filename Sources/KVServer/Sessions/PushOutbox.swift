@@ -25,12 +25,13 @@ public final class PushOutlet: Sendable {
     /// Posts `pushes` to the loop, which hands each to its connection.
     /// Called on the core, once per job that pushed to this loop's clients.
     let deliver: @Sendable ([Push]) -> Void
-    /// The pub/sub hard output limit (0: none): more pushes than this for
-    /// one client in one job are not gathered at all.
-    let hardLimit: Int
+    /// The pub/sub hard output limit now (0: none; CONFIG SET may change
+    /// it): more pushes than this for one client in one job are not
+    /// gathered at all.
+    let hardLimit: @Sendable () -> Int
 
     /// A door whose `deliver` posts to the loop.
-    public init(hardLimit: Int, deliver: @escaping @Sendable ([Push]) -> Void) {
+    public init(hardLimit: @escaping @Sendable () -> Int, deliver: @escaping @Sendable ([Push]) -> Void) {
         self.hardLimit = hardLimit
         self.deliver = deliver
     }
@@ -73,7 +74,7 @@ final class PushOutbox {
     func append(_ bytes: [UInt8], to session: ClientSession) {
         guard let outlet = session.info.outlet else { return }
         byteCount += bytes.count
-        let limit = outlet.hardLimit
+        let limit = outlet.hardLimit()
         let slot = session.pushSlot
         guard slot.generation == generation else {
             let key = ObjectIdentifier(outlet)

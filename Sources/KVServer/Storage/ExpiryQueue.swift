@@ -37,6 +37,8 @@ struct ExpiryQueue {
     private var slots: [Slot] = []
     private var heap: [Item] = []
     private var freeHandle = -1
+    /// The sum of every deadline, exact (INFO keyspace's avg_ttl).
+    private(set) var deadlineSum: Int128 = 0
 
     /// The number of keys in the queue.
     var count: Int { heap.count }
@@ -65,6 +67,7 @@ struct ExpiryQueue {
             slots.append(Slot(key: key, position: heap.count))
         }
         heap.append(Item(deadline: deadline, handle: handle))
+        deadlineSum += Int128(deadline)
         siftUp(heap.count - 1)
         return handle
     }
@@ -73,6 +76,7 @@ struct ExpiryQueue {
     mutating func update(_ handle: Int, deadline: Int64) {
         let position = slots[handle].position
         let earlier = deadline < heap[position].deadline
+        deadlineSum += Int128(deadline) - Int128(heap[position].deadline)
         heap[position].deadline = deadline
         if earlier { siftUp(position) } else { siftDown(position) }
     }
@@ -80,6 +84,7 @@ struct ExpiryQueue {
     /// Removes the key under `handle`; the handle is free for reuse.
     mutating func remove(_ handle: Int) {
         let position = slots[handle].position
+        deadlineSum -= Int128(heap[position].deadline)
         let lastItem = heap.removeLast()
         if position < heap.count {
             heap[position] = lastItem
@@ -124,6 +129,7 @@ struct ExpiryQueue {
         slots = []
         heap = []
         freeHandle = -1
+        deadlineSum = 0
     }
 
     private mutating func siftUp(_ start: Int) {

@@ -109,7 +109,7 @@ public final class Keyspace {
     /// xorshift64 state for RANDOMKEY (no system call per pick).
     private var randomState: UInt64 = 0x9E37_79B9_7F4A_7C15
     /// How many keys expired (lazily or actively).
-    @exclusivity(unchecked) public private(set) var expiredKeys = 0
+    @exclusivity(unchecked) public internal(set) var expiredKeys = 0
     /// No key ever stored was longer: a longer key is absent without being
     /// hashed (EXISTS of a 300 MB key costs nothing). It never shrinks.
     @exclusivity(unchecked) private var longestKey = 0
@@ -141,6 +141,13 @@ public final class Keyspace {
 
     /// Keys with an expiry (for INFO's keyspace line).
     var expiresCount: Int { expiry.count }
+
+    /// INFO keyspace's avg_ttl: the mean time left, in milliseconds, of
+    /// the keys that have an expiry (0 for none), exact rather than sampled.
+    func averageTTL(now: Int64) -> Int {
+        guard expiry.count > 0 else { return 0 }
+        return max(Int(expiry.deadlineSum / Int128(expiry.count)) - Int(now), 0)
+    }
 
     // Every method that takes a key has two forms: `[UInt8]` for the
     // commands that build keys, and `UnsafeRawBufferPointer` for a key read

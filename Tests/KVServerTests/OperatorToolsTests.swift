@@ -1,0 +1,204 @@
+// OperatorToolsTests.swift: what an operator's tools see, over real
+// sockets: SLOWLOG blames the slow command itself (not the cheap ones it
+// shared a batch with) on both topologies, CONFIG SET changes what kvd does
+// and is all or nothing, and INFO reports the allocator, the CPU, errors and
+// avg_ttl. (Exact reply bytes are in the golden tests.)
+import Glibc
+import Testing
+
+@testable import KVServer
+
+@Suite(.timeLimit(.minutes(3))) struct OperatorToolsTests {
+    typealias Value = LatencyReportTests.Value
+    func value(_ client: TestClient) -> Value { LatencyReportTests().readValue(client) }
+
+    /// A request in RESP, for arguments with spaces or many of them.
+    func request(_ arguments: [String]) -> String {
+        "*\(arguments.count)\r\n" + arguments.map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined()
+    }
+
+    @Test(arguments: [0, 2]) func slowlogBlamesTheSlowCommandNotItsBatchByDefault(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let client = try TestClient(port: server.port)
+            var mset = ["MSET"]
+            for index in 0..<30_000 { mset += ["key:\(index)", "v"] }
+            client.send(request(mset))
+            #expect(client.readLine() == "+OK\r\n")
+            _ = client.roundTrip("SLOWLOG RESET\r\n", replyBytes: 5)
+            _ = client.roundTrip("CLIENT SETNAME operator\r\n", replyBytes: 5)
+            // One write, one batch: a cheap SET, a slow KEYS, a cheap SET.
+            client.send("SET before 1\r\nKEYS *\r\nSET after 2\r\n")
+            #expect(client.readLine() == "+OK\r\n")
+            guard case .array(let keys) = value(client) else { return #expect(Bool(false), "KEYS") }
+            #expect(keys.count == 30_001)  // the keys and `before`
+            #expect(client.readLine() == "+OK\r\n")
+            client.send("SLOWLOG GET -1\r\n")
+            guard case .array(let entries) = value(client) else { return #expect(Bool(false), "SLOWLOG GET") }
+            // With the default threshold (10 ms) the KEYS is there, with its
+            // own arguments, client and time, and neither SET is.
+            let logged = entries.compactMap { entry -> [Value]? in
+                guard case .array(let fields) = entry, fields.count == 6 else { return nil }
+                return fields
+            }
+            #expect(logged.count == entries.count)
+            let commands = logged.map { $0[3] }
+            #expect(commands.contains(.array([.text("KEYS"), .text("*")])))
+            #expect(!commands.contains { if case .array(let a) = $0 { a.first == .text("SET") } else { false } })
+            if let keysEntry = logged.first(where: { $0[3] == .array([.text("KEYS"), .text("*")]) }),
+                case .text(let micros) = keysEntry[2], case .text(let address) = keysEntry[4]
+            {
+                #expect((Int(micros) ?? 0) >= 10_000)
+                #expect(address.hasPrefix("127.0.0.1:"))
+                #expect(keysEntry[5] == .text("operator"))
+            }
+        }
+    }
+
+    @Test func slowlogTruncatesAndRedactsAsRedis() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            _ = client.roundTrip("CONFIG SET slowlog-log-slower-than 0\r\n", replyBytes: 5)
+            client.send(request(["SADD", "set"] + (1...40).map(String.init)))
+            _ = client.readLine()
+            client.send(request(["SET", "long", String(repeating: "x", count: 130)]))
+            _ = client.readLine()
+            client.send(request(["CONFIG", "SET", "requirepass", "hunter2", "slowlog-max-len", "128"]))
+            _ = client.readLine()
+            client.send("SLOWLOG GET 3\r\n")
+            guard case .array(let entries) = value(client), entries.count == 3,
+                case .array(let configEntry) = entries[0], case .array(let setEntry) = entries[1],
+                case .array(let saddEntry) = entries[2], case .array(let sadd) = saddEntry[3]
+            else { return #expect(Bool(false), "SLOWLOG GET 3") }
+            #expect(
+                configEntry[3]
+                    == .array(["CONFIG", "SET", "requirepass", "(redacted)", "slowlog-max-len", "128"].map(Value.text)))
+            #expect(
+                setEntry[3]
+                    == .array([
+                        .text("SET"), .text("long"), .text(String(repeating: "x", count: 128) + "... (2 more bytes)"),
+                    ]))
+            #expect(sadd.count == 32)
+            #expect(sadd[31] == .text("... (11 more arguments)"))
+        }
+    }
+
+    @Test func configSetChangesWhatKvdDoesAndIsAllOrNothing() throws {
+        try withServer { server in
+            let admin = try TestClient(port: server.port)
+            // A pair that fails leaves the pair before it unapplied.
+            let refused =
+                "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must be between 1 and 4294967295 inclusive\r\n"
+            #expect(
+                admin.roundTrip("CONFIG SET slowlog-max-len 5 maxclients 0\r\n", replyBytes: refused.utf8.count)
+                    == refused)
+            admin.send("CONFIG GET slowlog-max-len\r\n")
+            #expect(value(admin) == .array([.text("slowlog-max-len"), .text("128")]))
+            // maxclients: the next connection is refused.
+            #expect(admin.roundTrip("CONFIG SET maxclients 1\r\n", replyBytes: 5) == "+OK\r\n")
+            let refusedClient = try TestClient(port: server.port)
+            #expect(refusedClient.readLine() == "-ERR max number of clients reached\r\n")
+            #expect(admin.roundTrip("CONFIG SET maxclients 10000\r\n", replyBytes: 5) == "+OK\r\n")
+            // requirepass: new connections must AUTH; this one stays in.
+            #expect(admin.roundTrip("CONFIG SET requirepass s3cret\r\n", replyBytes: 5) == "+OK\r\n")
+            let newcomer = try TestClient(port: server.port)
+            let noauth = "-NOAUTH Authentication required.\r\n"
+            #expect(newcomer.roundTrip("GET a\r\n", replyBytes: noauth.utf8.count) == noauth)
+            #expect(newcomer.roundTrip("AUTH s3cret\r\n", replyBytes: 5) == "+OK\r\n")
+            #expect(admin.roundTrip("CONFIG SET requirepass \"\"\r\n", replyBytes: 5) == "+OK\r\n")
+            // timeout: an idle client is closed; a busy one is not.
+            #expect(admin.roundTrip("CONFIG SET timeout 1\r\n", replyBytes: 5) == "+OK\r\n")
+            let idle = try TestClient(port: server.port)
+            #expect(idle.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+            var start = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &start)
+            #expect(idle.readAll().isEmpty)  // closed by the server, well before the 10 s read timeout
+            var end = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &end)
+            #expect(end.tv_sec - start.tv_sec < 5)
+        }
+    }
+
+    @Test func infoReportsMemoryCpuErrorsAndAverageTTL() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            _ = client.roundTrip("SET plain 1\r\n", replyBytes: 5)
+            _ = client.roundTrip("SET brief 1 EX 100\r\n", replyBytes: 5)
+            let wrongType = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+            #expect(client.roundTrip("LPUSH plain x\r\n", replyBytes: wrongType.utf8.count) == wrongType)
+            client.send("INFO memory cpu errorstats commandstats keyspace\r\n")
+            guard case .text(let info) = value(client) else { return #expect(Bool(false), "INFO") }
+            let fields = Dictionary(
+                info.split(separator: "\r\n").filter { !$0.hasPrefix("#") }.map {
+                    (String($0.prefix { $0 != ":" }), String($0.drop { $0 != ":" }.dropFirst()))
+                }, uniquingKeysWith: { first, _ in first })
+            #expect(info.hasPrefix("# Memory\r\n"))
+            #expect(!info.contains("# Server"))
+            #expect((Int(fields["used_memory"] ?? "") ?? 0) > 0)
+            #expect((Int(fields["used_memory_rss"] ?? "") ?? 0) > 0)
+            #expect(fields["used_cpu_user"]?.contains(".") == true)
+            #expect(fields["errorstat_WRONGTYPE"] == "count=1")
+            #expect(fields["cmdstat_lpush"]?.hasSuffix(",rejected_calls=0,failed_calls=1") == true)
+            // One key of two has 100 s left: avg_ttl is its time left, in ms.
+            let keyspace = fields["db0"] ?? ""
+            #expect(keyspace.hasPrefix("keys=2,expires=1,avg_ttl="))
+            let averageTTL = Int(keyspace.split(separator: "=").last ?? "") ?? 0
+            #expect(averageTTL > 90_000 && averageTTL <= 100_000)
+            client.send("ROLE\r\n")
+            #expect(value(client) == .array([.text("master"), .text("0"), .array([])]))
+        }
+    }
+
+    @Test func theLatencyMonitorRecordsSlowCommandsAndStatsAreKeptPerSubcommand() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            var mset = ["MSET"]
+            for index in 0..<20_000 { mset += ["key:\(index)", "v"] }
+            client.send(request(mset))
+            #expect(client.readLine() == "+OK\r\n")
+            _ = client.roundTrip("CONFIG RESETSTAT\r\n", replyBytes: 5)
+            _ = client.roundTrip("CONFIG SET latency-monitor-threshold 1\r\n", replyBytes: 5)
+            client.send("KEYS *\r\n")
+            guard case .array(let keys) = value(client) else { return #expect(Bool(false), "KEYS") }
+            #expect(keys.count == 20_000)
+            // KEYS (not a fast command) took over 1 ms: a "command" event.
+            client.send("LATENCY LATEST\r\n")
+            guard case .array(let events) = value(client), case .array(let latest) = events.first,
+                latest.count == 4, case .text(let worst) = latest[3]
+            else { return #expect(Bool(false), "LATENCY LATEST") }
+            #expect(latest[0] == .text("command"))
+            #expect((Int(worst) ?? 0) >= 1)
+            client.send("LATENCY HISTORY command\r\n")
+            guard case .array(let history) = value(client) else { return #expect(Bool(false), "HISTORY") }
+            #expect(history.count == 1)
+            #expect(client.roundTrip("LATENCY RESET\r\n", replyBytes: 4) == ":1\r\n")
+            // A container's figures are its subcommands', by full name.
+            client.send("INFO commandstats\r\n")
+            guard case .text(let info) = value(client) else { return #expect(Bool(false), "INFO") }
+            #expect(info.contains("cmdstat_config|resetstat:calls=1,"))
+            #expect(info.contains("cmdstat_config|set:calls=1,"))
+            #expect(!info.contains("cmdstat_config:"))
+            client.send("LATENCY HISTOGRAM config\r\n")
+            guard case .array(let histogram) = value(client) else { return #expect(Bool(false), "HISTOGRAM") }
+            let names = stride(from: 0, to: histogram.count, by: 2).map { histogram[$0] }
+            #expect(
+                names.count == 2 && names.contains(.text("config|resetstat")) && names.contains(.text("config|set")))
+        }
+    }
+
+    @Test(arguments: [0, 2]) func clientPauseHoldsWritesUntilUnpause(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let admin = try TestClient(port: server.port)
+            let writer = try TestClient(port: server.port)
+            #expect(admin.roundTrip("CLIENT PAUSE 20000 WRITE\r\n", replyBytes: 5) == "+OK\r\n")
+            // A read goes on; a write (and what follows it) waits.
+            writer.send("GET a\r\nSET a 1\r\nGET a\r\n")
+            #expect(writer.readLine() == "$-1\r\n")
+            var waiting = pollfd(fd: writer.fd, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&waiting, 1, 300) == 0)  // nothing more while paused
+            #expect(admin.roundTrip("CLIENT UNPAUSE\r\n", replyBytes: 5) == "+OK\r\n")
+            #expect(writer.readLine() == "+OK\r\n")
+            #expect(writer.readLine() == "$1\r\n")
+            #expect(writer.readLine() == "1\r\n")
+        }
+    }
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""redis-cli's operator views against kvd and a real redis-server, side by side.
+
+usage: redis-cli-check.py path/to/kvd
+
+- interactive `help SET` (redis-cli builds it from COMMAND DOCS) prints the
+  same block for both;
+- `redis-cli --stat` shows sane figures for kvd: a key count, memory as
+  bytes with a unit (no negative or garbage column), clients, requests;
+- `redis-cli --memkeys` finds the biggest key of each type with no warning.
+Every step is bounded; the servers are killed at the end.
+"""
+import os
+import pty
+import re
+import select
+import socket
+import subprocess
+import sys
+import time
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_ping(port):
+    for _ in range(100):
+        try:
+            out = subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, timeout=2).stdout
+            if out.strip() == b"PONG":
+                return
+        except subprocess.TimeoutExpired:
+            pass
+        time.sleep(0.1)
+    sys.exit("redis-cli-check: port %d did not answer PING" % port)
+
+
+def interactive(port, line, seconds=2.0):
+    """What redis-cli prints in a terminal for `line` (ANSI codes removed)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp("redis-cli", ["redis-cli", "-p", str(port)])
+    out = b""
+    def pump(t):
+        nonlocal out
+        end = time.time() + t
+        while time.time() < end:
+            ready, _, _ = select.select([fd], [], [], 0.1)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            out += chunk
+            if b"\x1b[6n" in chunk:  # linenoise asks where the cursor is
+                os.write(fd, b"\x1b[1;80R")
+    pump(1.0)
+    os.write(fd, line.encode() + b"\r")
+    pump(seconds)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode(errors="replace"))
+    return text
+
+
+def help_block(port):
+    text = interactive(port, "help SET")
+    start = text.find("SET key value")
+    assert start >= 0, "no help for SET on port %d:\n%s" % (port, text[-400:])
+    return text[start:text.find("group:", start) + len("group: string")]
+
+
+def stat_lines(port):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp("redis-cli", ["redis-cli", "-p", str(port), "--stat", "-i", "0.3"])
+    out = b""
+    end = time.time() + 2
+    while time.time() < end:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:
+                break
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return [l for l in out.decode(errors="replace").splitlines() if re.match(r"^\d", l)]
+
+
+def main():
+    kvd_port, redis_port = free_port(), free_port()
+    kvd = subprocess.Popen([sys.argv[1], "--port", str(kvd_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_ping(kvd_port)
+        wait_ping(redis_port)
+        expected, got = help_block(redis_port), help_block(kvd_port)
+        assert got == expected, "help SET differs:\nredis-server: %r\nkvd: %r" % (expected, got)
+        print("redis-cli help SET: the same for kvd as for redis-server")
+
+        for command in (["SET", "s", "x" * 100], ["RPUSH", "l", "a", "b"], ["HSET", "h", "f", "v"],
+                        ["SADD", "st", "m"], ["ZADD", "z", "1", "m"]):
+            subprocess.run(["redis-cli", "-p", str(kvd_port)] + command, capture_output=True, timeout=5, check=True)
+        lines = stat_lines(kvd_port)
+        assert lines, "redis-cli --stat printed no figures for kvd"
+        for line in lines:
+            fields = line.split()
+            keys, memory, clients, blocked, requests = fields[0], fields[1], fields[2], fields[3], fields[4]
+            assert keys == "5" and clients.isdigit() and blocked == "0" and requests.isdigit(), line
+            assert re.match(r"^\d+(\.\d+)?[BKMG]$", memory), "--stat's memory column: %r" % line
+        print("redis-cli --stat: %d lines of sane figures for kvd (%s)" % (len(lines), lines[-1].strip()))
+
+        memkeys = subprocess.run(["redis-cli", "-p", str(kvd_port), "--memkeys"], capture_output=True, timeout=30)
+        text = memkeys.stdout.decode()
+        assert memkeys.returncode == 0 and "Warning" not in text and "5 keys" in text.replace("Sampled ", ""), text
+        print("redis-cli --memkeys: every key sized, no warning")
+    finally:
+        kvd.kill()
+        redis.kill()
+
+
+main()
