@@ -22,6 +22,8 @@ public final class Dispatcher {
     let scripts = ScriptEngine()
     /// The clients parked by a blocking command (BLPOP and friends).
     let blocked = BlockedClients()
+    /// Snapshots: settings, INFO's counters, BGSAVE (Persistence/).
+    let persistence = Persistence()
     /// True while EXEC runs its queue: nothing blocks inside a transaction.
     var inExec = false
     /// This dispatcher on its loop, for the timer of the parked clients'
@@ -36,9 +38,13 @@ public final class Dispatcher {
             keyspaceCommands + configCommands + infoCommands + introspectionCommands + stringCommands + keyCommands
             + sessionCommands + transactionCommands + observabilityCommands + scriptingCommands
             + hashCommands + setCommands + listCommands + sortedSetCommands + blockingCommands + memoryCommands
+            + persistenceCommands
         for index in rows.indices { rows[index].id = index }
         return rows
     }()
+
+    /// By `Command.id`: the commands MISCONF refuses (the write commands and PING).
+    static let refusedOnDiskError = rows.map { writeCommands.contains($0.name) || $0.name == "ping" }
 
     /// Every command, by its name in any case.
     static let table = CommandTable(rows)
@@ -156,6 +162,12 @@ public final class Dispatcher {
         guard session.authenticated || command.flags.contains(.noAuth) else {
             session.transaction?.refused = true
             out.error("NOAUTH Authentication required.")
+            return nil
+        }
+        // A failed BGSAVE stops writes (and PING), as Redis's MISCONF does.
+        if persistence.refusesWrites && Dispatcher.refusedOnDiskError[command.id] {
+            session.transaction?.refused = true
+            out.error(Persistence.misconfError)
             return nil
         }
         if session.transaction != nil && !command.flags.contains(.transactionControl) {

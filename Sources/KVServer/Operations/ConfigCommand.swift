@@ -5,12 +5,12 @@
 // Redis's error rather than accepted and ignored.
 
 let configCommands: [Command] = [
-    Command("config", arity: -2, keys: .none, config)
+    Command("config", arity: -2, keys: .none) { dispatcher, _, r, out in config(dispatcher, r, &out) }
 ]
 
 /// The settings CONFIG GET answers that never change (what redis-benchmark and redis-cli ask for).
 private let fixedParameters: [(String, String)] = [
-    ("appendonly", "no"), ("databases", String(Databases.selectable)), ("save", ""), ("maxmemory", "0"),
+    ("appendonly", "no"), ("databases", String(Databases.selectable)), ("maxmemory", "0"),
 ]
 
 /// A setting CONFIG SET changes: its names (Redis's, then its aliases)
@@ -32,15 +32,23 @@ private let limitParameters: [LimitParameter] = [
     .init(names: ["zset-max-listpack-value", "zset-max-ziplist-value"], value: \.zsetValue, range: 0...Int.max),
 ]
 
-private func config(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    if equalsIgnoringCase(r[1], "set") { return configSet(ks.limits, r, &out) }
+private func config(_ dispatcher: Dispatcher, _ r: Request, _ out: inout ReplyWriter) {
+    let limits = dispatcher.databases.limits
+    let persistence = dispatcher.persistence
+    if equalsIgnoringCase(r[1], "set") { return configSet(limits, persistence, r, &out) }
     guard equalsIgnoringCase(r[1], "get") else {
         return out.error(bytes: Array("ERR unknown subcommand '".utf8) + r[1] + Array("'. Try CONFIG HELP.".utf8))
     }
     guard r.count >= 3 else { return out.error("ERR wrong number of arguments for 'config|get' command") }
     var parameters = fixedParameters
+    parameters.append(("save", SavePoint.text(persistence.savePoints)))
+    parameters.append(("stop-writes-on-bgsave-error", persistence.stopWritesOnError ? "yes" : "no"))
+    if let file = persistence.file {
+        parameters.append(("dir", file.directory))
+        parameters.append(("dbfilename", file.name))
+    }
     for parameter in limitParameters {
-        for name in parameter.names { parameters.append((name, String(ks.limits[keyPath: parameter.value]))) }
+        for name in parameter.names { parameters.append((name, String(limits[keyPath: parameter.value]))) }
     }
     var found: [(String, String)] = []
     for pattern in r.dropFirst(2) {
@@ -58,15 +66,32 @@ private func config(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 /// CONFIG SET name value [name value ...]: every pair is checked before
 /// any is applied, as in Redis.
-private func configSet(_ limits: EncodingLimits, _ r: Request, _ out: inout ReplyWriter) {
+private func configSet(_ limits: EncodingLimits, _ persistence: Persistence, _ r: Request, _ out: inout ReplyWriter) {
     guard r.count >= 4, r.count % 2 == 0 else {
         return out.error("ERR wrong number of arguments for 'config|set' command")
     }
     var changes: [(ReferenceWritableKeyPath<EncodingLimits, Int>, Int)] = []
+    var savePoints: [SavePoint]?
+    var stopWrites: Bool?
     for index in stride(from: 2, to: r.count, by: 2) {
         let name = String(decoding: lowercased(r[index]), as: UTF8.self)
-        // kvd never saves a snapshot, which is what `save ""` asks for.
-        if name == "save" && r.raw(index + 1).isEmpty { continue }
+        let text = String(decoding: r[index + 1], as: UTF8.self)
+        if name == "save" {
+            guard let points = SavePoint.parse(text) else {
+                return out.error(
+                    "ERR CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters")
+            }
+            savePoints = points
+            continue
+        }
+        if name == "stop-writes-on-bgsave-error" {
+            guard ["yes", "no"].contains(text.lowercased()) else {
+                return out.error(
+                    "ERR CONFIG SET failed (possibly related to argument '\(name)') - argument must be 'yes' or 'no'")
+            }
+            stopWrites = text.lowercased() == "yes"
+            continue
+        }
         guard let parameter = limitParameters.first(where: { $0.names.contains(name) }) else {
             return out.error(
                 bytes: Array("ERR Unknown option or number of arguments for CONFIG SET - '".utf8) + r[index] + [39])
@@ -79,5 +104,7 @@ private func configSet(_ limits: EncodingLimits, _ r: Request, _ out: inout Repl
         changes.append((parameter.value, value))
     }
     for (path, value) in changes { limits[keyPath: path] = value }
+    if let savePoints { persistence.savePoints = savePoints }
+    if let stopWrites { persistence.stopWritesOnError = stopWrites }
     out.ok()
 }

@@ -6,7 +6,8 @@
 let infoCommands: [Command] = [
     Command("info", arity: -1, keys: .none) { dispatcher, _, r, out in
         dispatcher.info.reply(
-            r, stats: dispatcher.stats, databases: dispatcher.databases, blockedClients: dispatcher.blocked.count, &out)
+            r, stats: dispatcher.stats, databases: dispatcher.databases, blockedClients: dispatcher.blocked.count,
+            persistence: dispatcher.persistence.infoLines(dispatcher.databases), &out)
     }
 ]
 
@@ -18,13 +19,15 @@ struct Info {
 
     /// INFO [section …]: the sections asked for, in Redis's text format.
     func reply(
-        _ r: Request, stats: CommandStats, databases: Databases, blockedClients: Int, _ out: inout ReplyWriter
+        _ r: Request, stats: CommandStats, databases: Databases, blockedClients: Int, persistence: [String],
+        _ out: inout ReplyWriter
     ) {
         let wanted = Set(r.dropFirst().map { String(decoding: lowercased($0), as: UTF8.self) })
         let everything =
             wanted.isEmpty || wanted.contains("all") || wanted.contains("everything") || wanted.contains("default")
         var sections = serverSections()
         sections.append((section: "Clients", lines: ["blocked_clients:\(blockedClients)"]))
+        sections.append((section: "Persistence", lines: persistence))
         sections.append((section: "Latencystats", lines: stats.latencyStatsLines()))
         sections.append(
             (

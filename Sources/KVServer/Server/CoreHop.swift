@@ -16,11 +16,12 @@ public struct CoreHop: Sendable {
 
     /// A core on `loop` with a new dispatcher (see `Dispatcher.init`).
     public init(
-        on loop: EventLoop, password: String? = nil,
+        on loop: EventLoop, password: String? = nil, prepare: (Dispatcher) -> Void = { _ in },
         serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])]
     ) {
         self.loop = loop
         let dispatcher = Dispatcher(password: password, serverInfo: serverInfo)
+        prepare(dispatcher)  // before the loop owns it: the snapshot is loaded here
         self.counters = dispatcher.stats.counters
         self.dispatcher = LoopBound(dispatcher, on: loop)
         // Posted first, so it is set before any batch runs (the mailbox keeps order).

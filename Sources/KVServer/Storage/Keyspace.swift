@@ -118,15 +118,23 @@ public final class Keyspace {
     let clock: CommandClock
     /// The encoding thresholds (shared by a dispatcher's databases).
     let limits: EncodingLimits
+    /// Whether a snapshot is being written (shared by a dispatcher's
+    /// databases): `lookup` then copies a collection before handing it out.
+    let fence: SnapshotFence
 
     /// An empty keyspace.
-    public convenience init() { self.init(clock: CommandClock(), limits: EncodingLimits()) }
+    public convenience init() { self.init(clock: CommandClock(), limits: EncodingLimits(), fence: SnapshotFence()) }
 
     /// An empty keyspace whose commands run at `clock`'s time.
-    init(clock: CommandClock, limits: EncodingLimits) {
+    init(clock: CommandClock, limits: EncodingLimits, fence: SnapshotFence) {
         self.clock = clock
         self.limits = limits
+        self.fence = fence
     }
+
+    /// The key table as it is now, for a snapshot: copy-on-write, so this
+    /// costs one reference (Persistence/Snapshot.swift).
+    var snapshotEntries: [Key: Entry] { entries }
 
     /// The current command's time, in Unix milliseconds.
     var now: Int64 { clock.now }
@@ -151,7 +159,13 @@ public final class Keyspace {
 
     /// The live entry for `key`, deleting it first if it has expired (lazy expiry).
     func lookup(_ key: UnsafeRawBufferPointer, now: Int64) -> Entry? {
-        liveIndex(key, now: now).map { entries.values[$0] }
+        guard let index = liveIndex(key, now: now) else { return nil }
+        // A snapshot being written may hold this collection: the caller
+        // gets (and may change) a copy, the snapshot keeps the original.
+        if fence.isOpen, let collection = entries.values[index].collection, fence.isShared(collection) {
+            entries.values[index].collection = collection.detached(generation: fence.generation)
+        }
+        return entries.values[index]
     }
 
     /// True when `key` is present but past its deadline (not deleted yet).
@@ -192,6 +206,7 @@ public final class Keyspace {
     /// The one way a value is stored: `fill` writes the new value over
     /// the old one (an empty array for a new key).
     private func set(_ key: UnsafeRawBufferPointer, expiresAt: Int64?, _ fill: (inout [UInt8]) -> Void) {
+        fence.changes += 1
         if let index = find(key) {
             // The common case: one hash lookup, the entry changed in place.
             if !watchers.isEmpty { touch(entries.keys[index]) }
@@ -270,6 +285,7 @@ public final class Keyspace {
         case .expire(let at): deadline = at
         case .persist: deadline = nil
         }
+        fence.changes += 1
         if !watchers.isEmpty { touch(entries.keys[index]) }
         entries.values[index].expiresAt = deadline
         reindex(at: index, deadline: deadline)
@@ -317,6 +333,7 @@ public final class Keyspace {
         guard let index = liveIndex(key, now: now) else { return nil }
         guard entries.values[index].collection == nil else { return ifCollection() }
         let (result, changed) = body(&entries.values[index].value)
+        if changed { fence.changes += 1 }
         if changed && !watchers.isEmpty { touch(entries.keys[index]) }
         return result
     }
@@ -356,6 +373,7 @@ public final class Keyspace {
 
     /// The clients that WATCH `key` see a change (a collection changed in place).
     func changed(_ key: UnsafeRawBufferPointer) {
+        fence.changes += 1
         guard !watchers.isEmpty else { return }
         touch(.probe(key))
     }
@@ -442,6 +460,7 @@ public final class Keyspace {
 
     /// Deletes every key.
     func removeAll() {
+        fence.changes += entries.count
         if !watchers.isEmpty {
             for key in watchers.keys where entries[key] != nil { touch(key) }
         }
@@ -457,6 +476,7 @@ public final class Keyspace {
     /// their database (a WATCH names a database and a key), and every
     /// watched key that exists in either is marked changed.
     func swapContents(with other: Keyspace) {
+        fence.changes += 1
         for keyspace in [self, other] where !keyspace.watchers.isEmpty {
             for key in keyspace.watchers.keys where entries[key] != nil || other.entries[key] != nil {
                 keyspace.touch(key)
@@ -493,6 +513,7 @@ public final class Keyspace {
     /// Removes the key at `index` and its places in both indexes.
     private func delete(at index: Dictionary<Key, Entry>.Index) {
         var (key, entry) = entries.remove(at: index)
+        fence.changes += 1
         Reclaimer.release(&entry.value)
         if entry.collection != nil { Reclaimer.release(&entry.collection) }
         touch(key)

@@ -8,6 +8,8 @@
 
 /// A list value. Core loop only, like the keyspace that holds it.
 final class ListValue {
+    /// The snapshot generation this object was made in (Persistence/Snapshot.swift).
+    var snapshotEpoch = 0
     private var ring: [[UInt8]] = []
     /// Where element 0 is in `ring`.
     private var head = 0
