@@ -79,7 +79,7 @@ redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --d
 REDIS_PID=$!
 disown "$REDIS_PID"
 KVD_PORT=$(free_port)
-"$KVD" --port "$KVD_PORT" >"$WORK/kvd.log" 2>&1 &
+"$KVD" --port "$KVD_PORT" --save "" --dir "$WORK" >"$WORK/kvd.log" 2>&1 &
 KVD_PID=$!
 disown "$KVD_PID"
 wait_ping "$REDIS_PORT" redis-server

@@ -15,6 +15,7 @@ import multiprocessing
 import signal
 import socket
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -126,7 +127,8 @@ class Canary:
 
 def start(server, fd_limit=None):
     if server == "kvd":
-        cmd = [KVD, "--port", str(PORT)]
+        cmd = [KVD, "--port", str(PORT), "--save", "", "--dir", tempfile.gettempdir(),
+               "--dbfilename", f"kvd-hostile-{os.getpid()}.rdb"]
     else:
         cmd = ["redis-server", "--port", str(PORT), "--save", "", "--appendonly", "no", "--loglevel", "warning"]
     if fd_limit:
