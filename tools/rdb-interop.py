@@ -11,7 +11,8 @@
 (c) kvd refuses to start on a truncated file and on one with a wrong
     checksum, with a message that says which; a stream is refused by name.
 (d) BGSAVE writes the data as of its start while writes go on, and
-    SIGTERM saves a snapshot that the next start loads.
+    SIGTERM saves a snapshot that the next start loads, as SHUTDOWN does
+    (SHUTDOWN NOSAVE does not).
 (e) a BGSAVE that cannot write (its directory is gone) sets
     rdb_last_bgsave_status:err, and writes and PING get Redis's MISCONF
     error until a BGSAVE succeeds (or stop-writes-on-bgsave-error is no).
@@ -176,7 +177,8 @@ try:
     rdb = open(os.path.join(b, "dump.rdb"), "rb").read()
     for name, data, message in [
         ("truncated", rdb[: len(rdb) // 2], "unexpected end of file"),
-        ("flipped", rdb[:-20] + bytes([rdb[-20] ^ 0x55]) + rdb[-19:], "wrong RDB checksum"),
+        # one letter of a string value changed: the file parses, its checksum does not match
+        ("altered", rdb.replace(b"hello", b"jello", 1), "wrong RDB checksum"),
     ]:
         c = os.path.join(WORK, name); os.mkdir(c)
         open(os.path.join(c, "dump.rdb"), "wb").write(data)
@@ -223,6 +225,22 @@ try:
     kvd, r, _ = start_kvd(d, "--save", "")
     compare(after, dump(r), "the snapshot kvd saved on SIGTERM, loaded at the next start")
     stop(kvd)
+    # SHUTDOWN NOSAVE exits without saving; SHUTDOWN saves (save points are set) and exits.
+    for command, kept in ((("SHUTDOWN", "NOSAVE"), False), (("SHUTDOWN",), True)):
+        kvd, r, _ = start_kvd(d)
+        r.set("by-shutdown", "1")
+        try:
+            r.execute_command(*command)
+        except redis.ConnectionError:
+            pass
+        kvd.wait(30)
+        kvd, r, _ = start_kvd(d, "--save", "")
+        if (r.get("by-shutdown") is not None) != kept:
+            raise SystemExit(f"FAIL: {' '.join(command)} {'lost' if kept else 'saved'} the last write")
+        r.delete("by-shutdown")
+        r.save()
+        stop(kvd)
+    print("ok: SHUTDOWN saves and exits, SHUTDOWN NOSAVE exits without saving")
     # (e) a failed BGSAVE stops writes
     e = os.path.join(WORK, "e"); os.mkdir(e)
     kvd, r, _ = start_kvd(e)

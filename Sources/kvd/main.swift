@@ -32,6 +32,8 @@ sigemptyset(&handled)
 for signalNumber in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, signalNumber) }
 pthread_sigmask(SIG_UNBLOCK, &handled, nil)
 let server = Server(options: options, core: EventLoop.main)
+// SHUTDOWN stops kvd as SIGTERM does (it has saved, or was told NOSAVE).
+server.shutdownCommand = { kill(getpid(), SIGTERM) }
 do {
     try server.start()
 } catch {

@@ -24,6 +24,9 @@ public final class Dispatcher {
     let blocked = BlockedClients()
     /// Snapshots: settings, INFO's counters, BGSAVE (Persistence/).
     let persistence = Persistence()
+    /// What SHUTDOWN calls to stop the server (nil: SHUTDOWN fails, as
+    /// with a dispatcher no server runs). Set before the loop owns it.
+    var shutdownRequested: (() -> Void)?
     /// True while EXEC runs its queue: nothing blocks inside a transaction.
     var inExec = false
     /// This dispatcher on its loop, for the timer of the parked clients'

@@ -47,6 +47,9 @@ final class Persistence {
 
     var inProgress: Bool { running != nil }
 
+    /// SHUTDOWN saved already (or was told NOSAVE): the snapshot at exit is skipped.
+    var savedForExit = false
+
     /// Write commands (and PING) are refused with MISCONF, as Redis does.
     var refusesWrites: Bool { stopWritesOnError && !savePoints.isEmpty && !lastBackgroundSaveOK }
 

@@ -72,7 +72,9 @@ enum RDBLoader {
                 }
                 continue
             case RDBFormat.resizeDB:
-                _ = try length(input)
+                // A hint, as in Redis: room for the keys that follow, up to
+                // 16M at once (a corrupt hint must not allocate without bound).
+                databases[database].reserve(min(try length(input), 1 << 24))
                 _ = try length(input)
                 continue
             case RDBFormat.aux:

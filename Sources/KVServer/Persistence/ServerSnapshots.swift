@@ -60,7 +60,9 @@ extension Server {
             finalSnapshotTaken = true
             savePointTimer?.cancel()
             let persistence = dispatcher.persistence
-            guard persistence.file != nil, !persistence.savePoints.isEmpty else { return true }
+            guard persistence.file != nil, !persistence.savePoints.isEmpty, !persistence.savedForExit else {
+                return true
+            }
             savingFinalSnapshot.store(true, ordering: .releasing)
             defer { savingFinalSnapshot.store(false, ordering: .releasing) }
             log("kvd: saving the final RDB snapshot before exiting")

@@ -34,6 +34,10 @@ public final class Server: @unchecked Sendable {
     let outputLimitDisconnections = Atomic<Int>(0)
     private let lastClientID = Atomic<Int>(0)
     private var onShutdownComplete: (@Sendable () -> Void)?
+    /// What the SHUTDOWN command does once it has saved: kvd sends itself
+    /// SIGTERM, so the stop is the signal's (nil: SHUTDOWN answers an
+    /// error). Set before `start`.
+    public var shutdownCommand: (@Sendable () -> Void)?
     /// Why the snapshot could not be loaded (`start` throws it).
     private let loadError: PersistenceError?
     /// The save-point timer (Persistence/ServerSnapshots.swift); set by `start`.
@@ -52,7 +56,10 @@ public final class Server: @unchecked Sendable {
         var loadError: PersistenceError?
         self.hop = CoreHop(
             on: coreLoop, password: options.requirePassword,
-            prepare: { loadError = Persistence.prepare($0, options) }
+            prepare: { dispatcher in
+                loadError = Persistence.prepare(dispatcher, options)
+                dispatcher.shutdownRequested = { facts.server?.shutdownCommand?() }
+            }
         ) { facts.server?.infoSections() ?? [] }
         self.loadError = loadError
         facts.server = self

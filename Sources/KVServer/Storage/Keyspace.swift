@@ -142,6 +142,13 @@ public final class Keyspace {
     /// The number of keys, counting expired ones not yet removed.
     public var count: Int { entries.count }
 
+    /// Makes room for `count` keys at once (a snapshot's load knows how
+    /// many come: without it the table rehashes every key at each doubling).
+    func reserve(_ count: Int) {
+        entries.reserveCapacity(count)
+        slots.reserveCapacity(count)
+    }
+
     /// The key table's room, in keys (for tests of `shrinkIfSparse`).
     var tableCapacity: Int { entries.capacity }
 
