@@ -13,6 +13,7 @@
 (d) BGSAVE writes the data as of its start while writes go on, and
     SIGTERM saves a snapshot that the next start loads, as SHUTDOWN does
     (SHUTDOWN NOSAVE does not).
+    A BGSAVE interrupted by kill -9 leaves the previous dump.rdb whole.
 (e) a BGSAVE that cannot write (its directory is gone) sets
     rdb_last_bgsave_status:err, and writes and PING get Redis's MISCONF
     error until a BGSAVE succeeds (or stop-writes-on-bgsave-error is no).
@@ -241,6 +242,22 @@ try:
         r.save()
         stop(kvd)
     print("ok: SHUTDOWN saves and exits, SHUTDOWN NOSAVE exits without saving")
+    # (d') a BGSAVE killed mid-write (kill -9) leaves the previous dump.rdb whole
+    k = os.path.join(WORK, "k"); os.mkdir(k)
+    kvd, r, _ = start_kvd(k, "--save", "")
+    r.mset({f"k{i}": i for i in range(50_000)})
+    r.save()
+    saved = dump(r)
+    r.mset({f"k{i}": "changed" for i in range(300_000)})
+    r.bgsave()
+    time.sleep(0.05)
+    if r.info("persistence")["rdb_bgsave_in_progress"] != 1:
+        raise SystemExit("FAIL: the BGSAVE to interrupt was over before the kill")
+    stop(kvd)
+    kvd, r, _ = start_kvd(k, "--save", "")
+    compare(saved, dump(r), "the dump.rdb a BGSAVE killed by kill -9 was replacing")
+    stop(kvd)
+
     # (e) a failed BGSAVE stops writes
     e = os.path.join(WORK, "e"); os.mkdir(e)
     kvd, r, _ = start_kvd(e)
