@@ -187,5 +187,11 @@ import Testing
         let loaded = Databases()
         let summary = try SnapshotFile(directory: directory, name: "dump.rdb").load(into: loaded)
         #expect(summary?.keys == 10)
+        // Redis's no-multi and noscript commands.
+        #expect(run(dispatcher, "MULTI") == "+OK\r\n")
+        #expect(run(dispatcher, "SAVE") == "-ERR Command not allowed inside a transaction\r\n")
+        #expect(run(dispatcher, "SHUTDOWN") == "-ERR Command not allowed inside a transaction\r\n")
+        #expect(run(dispatcher, "EXEC").hasPrefix("-EXECABORT"))
+        #expect(run(dispatcher, "EVAL", "return redis.call('bgsave')", "0").contains("not allowed from script"))
     }
 }

@@ -33,6 +33,8 @@ struct CommandFlags: OptionSet, Sendable {
     /// Runs at once inside MULTI instead of being queued (MULTI, EXEC,
     /// DISCARD, WATCH, QUIT, RESET).
     static let transactionControl = CommandFlags(rawValue: 2)
+    /// Refused inside MULTI (Redis's `no-multi`: SAVE, SHUTDOWN).
+    static let noMulti = CommandFlags(rawValue: 4)
 }
 
 /// One row of the command table.

@@ -173,6 +173,11 @@ public final class Dispatcher {
             out.error(Persistence.misconfError)
             return nil
         }
+        if session.transaction != nil && command.flags.contains(.noMulti) {
+            session.transaction!.refused = true
+            out.error("ERR Command not allowed inside a transaction")
+            return nil
+        }
         if session.transaction != nil && !command.flags.contains(.transactionControl) {
             session.transaction!.queued.append(request)
             out.simple("QUEUED")

@@ -6,7 +6,7 @@
 // with Redis.
 
 let persistenceCommands: [Command] = [
-    Command("save", arity: 1, keys: .none) { dispatcher, _, _, out in
+    Command("save", arity: 1, keys: .none, flags: .noMulti) { dispatcher, _, _, out in
         let persistence = dispatcher.persistence
         guard persistence.file != nil else { return out.error(persistenceOff) }
         guard !persistence.inProgress else { return out.error("ERR Background save already in progress") }
@@ -33,7 +33,7 @@ let persistenceCommands: [Command] = [
     Command("lastsave", arity: 1, keys: .none) { dispatcher, _, _, out in
         out.integer(Int(dispatcher.persistence.lastSave))
     },
-    Command("shutdown", arity: -1, keys: .none) { dispatcher, _, r, out in
+    Command("shutdown", arity: -1, keys: .none, flags: .noMulti) { dispatcher, _, r, out in
         var save: Bool?
         var force = false
         var abort = false
