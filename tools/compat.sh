@@ -31,8 +31,9 @@ UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash 
 TAGS="-needs:debug -needs:repl -needs:config-maxmemory -needs:reset -needs:pfdebug -slow"
 
 # The harness listens for its test clients just below --baseport (21111 by
-# default): a base of this run's own, so that runs side by side do not clash.
-BASEPORT=${COMPAT_BASEPORT:-$((30000 + RANDOM % 30000))}
+# default; it also binds that port + 10000, so the base stays under 55535):
+# a base of this run's own, so that runs side by side do not clash.
+BASEPORT=${COMPAT_BASEPORT:-$((30000 + RANDOM % 20000))}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_ping() {
     for _ in $(seq 100); do

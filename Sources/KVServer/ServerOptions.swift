@@ -115,8 +115,9 @@ public struct ServerOptions: Sendable {
                              while save points are set (default yes)
           --help             this text
         Signals: SIGTERM and SIGINT stop gracefully (stop accepting, answer what
-        was read, close, exit 0), bounded by --shutdown-timeout; a second one
-        exits at once (status 1). SIGHUP prints the stats line.
+        was read, close, save dump.rdb when save points are set, exit 0),
+        bounded by --shutdown-timeout (the snapshot is waited for); a second
+        one exits at once (status 1). SIGHUP prints the stats line.
         """
 
     /// A command line that cannot be honoured; the description says why.
