@@ -16,6 +16,8 @@ final class RDBInput {
     private(set) var crc = CRC64()
     /// Bytes consumed, for error messages.
     private(set) var offset = 0
+    /// The file's size (what a load can hold at most: a key takes 3 bytes or more).
+    let size: Int
 
     private static let chunk = 1 << 20
 
@@ -25,6 +27,8 @@ final class RDBInput {
         buffer = []
         atEnd = false
         chunk = [UInt8](repeating: 0, count: RDBInput.chunk)
+        var status = stat()
+        size = fstat(fd, &status) == 0 ? Int(status.st_size) : 0
     }
 
     /// Reads `bytes`.
@@ -32,6 +36,7 @@ final class RDBInput {
         fd = -1
         buffer = bytes
         atEnd = true
+        size = bytes.count
     }
 
     private func truncated() -> PersistenceError {

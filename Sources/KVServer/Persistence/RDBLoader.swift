@@ -72,9 +72,10 @@ enum RDBLoader {
                 }
                 continue
             case RDBFormat.resizeDB:
-                // A hint, as in Redis: room for the keys that follow, up to
-                // 16M at once (a corrupt hint must not allocate without bound).
-                databases[database].reserve(min(try length(input), 1 << 24))
+                // A hint, as in Redis: room for the keys that follow, but no
+                // more than the file can hold (a corrupt hint must not
+                // allocate without bound; a key takes at least 3 bytes).
+                databases[database].reserve(min(try length(input), input.size / 3))
                 _ = try length(input)
                 continue
             case RDBFormat.aux:
