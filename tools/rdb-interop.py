@@ -104,19 +104,28 @@ def contents(r, key, kind):
     if kind == b"string": return r.get(key)
     if kind == b"hash": return r.hgetall(key)
     if kind == b"list": return r.lrange(key, 0, -1)
-    if kind == b"set": return sorted(r.smembers(key))
+    if kind == b"set": return r.smembers(key)
     if kind == b"zset": return r.zrange(key, 0, -1, withscores=True)
     raise SystemExit(f"FAIL: unexpected type {kind!r} of {key!r}")
 
 
 def dump(r):
-    """Every database: key -> (type, contents, pttl)."""
+    """Every database: key -> (type, contents, pttl), read in pipelines."""
     data = {}
     for db in range(16):
         r.execute_command("SELECT", db)
-        for key in r.keys(b"*"):
-            kind = r.type(key)
-            data[(db, key)] = (kind, contents(r, key, kind), r.pttl(key))
+        keys = r.keys(b"*")
+        pipe = r.pipeline(transaction=False)
+        for key in keys: pipe.type(key)
+        kinds = pipe.execute()
+        pipe = r.pipeline(transaction=False)
+        for key, kind in zip(keys, kinds):
+            contents(pipe, key, kind)
+            pipe.pttl(key)
+        replies = pipe.execute()
+        for index, (key, kind) in enumerate(zip(keys, kinds)):
+            value = replies[2 * index]
+            data[(db, key)] = (kind, sorted(value) if kind == b"set" else value, replies[2 * index + 1])
     r.execute_command("SELECT", 0)
     data[None] = time.monotonic()
     return data

@@ -28,7 +28,7 @@ enum RDBWriter {
             try length(out, index)
             try out.byte(RDBFormat.resizeDB)
             try length(out, table.count)
-            try length(out, table.values.reduce(0) { $0 + ($1.expiresAt == nil ? 0 : 1) })
+            try length(out, table.reduce(0) { $0 + ($1.value.expiresAt == nil ? 0 : 1) })
             for (key, entry) in table {
                 try pair(out, key, entry)
             }

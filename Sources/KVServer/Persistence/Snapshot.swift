@@ -3,12 +3,12 @@
 // and no lock.
 //
 // How it stays frozen while the core changes the data:
-// - Each database's key table is a Swift dictionary, copy-on-write: taking
-//   the view copies one reference per database. The core's next change
-//   to a table finds it shared and copies it first (an O(keys) copy, on
-//   the core, once per database per snapshot: the cost Redis pays in
-//   fork's page-table copy and its copy-on-write faults); the view keeps
-//   the old table.
+// - Each database's key table (Storage/KeyTable.swift) is 256 Swift
+//   dictionaries, copy-on-write: taking the view copies one reference per
+//   database. The core's first change to a shard after it finds the shard
+//   shared and copies it first (about 1/256 of the keys, on the core: the
+//   cost Redis pays in fork's page-table copy and its copy-on-write
+//   faults); the view keeps the old shard.
 // - Strings are arrays, copy-on-write too: a change in place copies a
 //   value the view still shares.
 // - Collections (hashes, lists, sets, sorted sets) are classes, changed in
@@ -58,16 +58,11 @@ final class SnapshotFence {
 /// comment); the writer thread only reads.
 struct Snapshot: @unchecked Sendable {
     /// Each database's entries, by database index.
-    let databases: [[Key: Keyspace.Entry]]
+    let databases: [KeyTable]
 
     /// The view of `databases` now (the fence must be opened with it).
     init(_ databases: Databases) {
         self.databases = databases.map { $0.snapshotEntries }
-    }
-
-    /// A view of the given tables (tests and the loader's checks).
-    init(tables: [[Key: Keyspace.Entry]]) {
-        self.databases = tables
     }
 }
 

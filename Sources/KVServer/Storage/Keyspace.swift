@@ -99,7 +99,7 @@ public final class Keyspace {
     // field while an access to the same field is open (the closures given
     // to `set` and `modify` see only the value). The runtime's dynamic
     // check cost about 7% of a pipelined request in kvd's profile.
-    @exclusivity(unchecked) private var entries: [Key: Entry] = [:]
+    @exclusivity(unchecked) private var entries = KeyTable()
     /// The keys that have an expiry, by deadline (stored bytes, shared with `entries`).
     @exclusivity(unchecked) private var expiry = ExpiryQueue()
     /// Every key once (stored bytes, shared with `entries`).
@@ -134,7 +134,7 @@ public final class Keyspace {
 
     /// The key table as it is now, for a snapshot: copy-on-write, so this
     /// costs one reference (Persistence/Snapshot.swift).
-    var snapshotEntries: [Key: Entry] { entries }
+    var snapshotEntries: KeyTable { entries }
 
     /// The current command's time, in Unix milliseconds.
     var now: Int64 { clock.now }
@@ -169,15 +169,15 @@ public final class Keyspace {
         guard let index = liveIndex(key, now: now) else { return nil }
         // A snapshot being written may hold this collection: the caller
         // gets (and may change) a copy, the snapshot keeps the original.
-        if fence.isOpen, let collection = entries.values[index].collection, fence.isShared(collection) {
-            entries.values[index].collection = collection.detached(generation: fence.generation)
+        if fence.isOpen, let collection = entries[at: index].collection, fence.isShared(collection) {
+            entries[at: index].collection = collection.detached(generation: fence.generation)
         }
-        return entries.values[index]
+        return entries[at: index]
     }
 
     /// True when `key` is present but past its deadline (not deleted yet).
     func hasExpired(_ key: [UInt8], now: Int64) -> Bool {
-        key.withUnsafeBytes { find($0).map { entries.values[$0].expiresAt.map { $0 <= now } ?? false } ?? false }
+        key.withUnsafeBytes { find($0).map { entries[at: $0].expiresAt.map { $0 <= now } ?? false } ?? false }
     }
 
     /// Stores `value` under `key` with `expiresAt` (nil: no expiry).
@@ -216,11 +216,11 @@ public final class Keyspace {
         fence.changes += 1
         if let index = find(key) {
             // The common case: one hash lookup, the entry changed in place.
-            if !watchers.isEmpty { touch(entries.keys[index]) }
-            Reclaimer.release(&entries.values[index].value)  // a large old value: freed elsewhere
-            if entries.values[index].collection != nil { Reclaimer.release(&entries.values[index].collection) }
-            fill(&entries.values[index].value)
-            entries.values[index].expiresAt = expiresAt
+            if !watchers.isEmpty { touch(entries.key(at: index)) }
+            Reclaimer.release(&entries[at: index].value)  // a large old value: freed elsewhere
+            if entries[at: index].collection != nil { Reclaimer.release(&entries[at: index].collection) }
+            fill(&entries[at: index].value)
+            entries[at: index].expiresAt = expiresAt
             reindex(at: index, deadline: expiresAt)
         } else {
             let bytes = Array(key)
@@ -231,8 +231,9 @@ public final class Keyspace {
             // Queued first, so that the entry is stored with its handle: one
             // hash of the new key, not two.
             let handle = expiresAt.map { expiry.insert(bytes, deadline: $0) } ?? -1
-            entries[stored] = Entry(
-                value: value, collection: nil, expiresAt: expiresAt, expiryIndex: handle, slot: slots.count)
+            entries.insert(
+                stored,
+                Entry(value: value, collection: nil, expiresAt: expiresAt, expiryIndex: handle, slot: slots.count))
             longestKey = max(longestKey, bytes.count)
             slots.append(bytes)
         }
@@ -240,9 +241,9 @@ public final class Keyspace {
 
     /// Where the live entry for `key` is, deleting it first if it has
     /// expired (lazy expiry): `lookup` and `update` share it.
-    private func liveIndex(_ key: UnsafeRawBufferPointer, now: Int64) -> Dictionary<Key, Entry>.Index? {
+    private func liveIndex(_ key: UnsafeRawBufferPointer, now: Int64) -> KeyTable.Index? {
         guard let index = find(key) else { return nil }
-        if let deadline = entries.values[index].expiresAt, deadline <= now {
+        if let deadline = entries[at: index].expiresAt, deadline <= now {
             delete(at: index)
             expiredKeys += 1
             return nil
@@ -252,7 +253,7 @@ public final class Keyspace {
 
     /// Where `key` is in `entries`, if it is there.
     @inline(__always)
-    private func find(_ key: UnsafeRawBufferPointer) -> Dictionary<Key, Entry>.Index? {
+    private func find(_ key: UnsafeRawBufferPointer) -> KeyTable.Index? {
         guard key.count <= longestKey else { return nil }
         return entries.index(forKey: .probe(key))
     }
@@ -284,7 +285,7 @@ public final class Keyspace {
     func changeExpiry(_ key: UnsafeRawBufferPointer, now: Int64, _ decide: (Int64?) -> ExpiryChange) -> Bool? {
         guard let index = liveIndex(key, now: now) else { return nil }
         let deadline: Int64?
-        switch decide(entries.values[index].expiresAt) {
+        switch decide(entries[at: index].expiresAt) {
         case .keep: return false
         case .remove:
             delete(at: index)
@@ -293,8 +294,8 @@ public final class Keyspace {
         case .persist: deadline = nil
         }
         fence.changes += 1
-        if !watchers.isEmpty { touch(entries.keys[index]) }
-        entries.values[index].expiresAt = deadline
+        if !watchers.isEmpty { touch(entries.key(at: index)) }
+        entries[at: index].expiresAt = deadline
         reindex(at: index, deadline: deadline)
         return true
     }
@@ -338,10 +339,10 @@ public final class Keyspace {
         _ body: (inout [UInt8]) -> (Result, changed: Bool)
     ) -> Result? {
         guard let index = liveIndex(key, now: now) else { return nil }
-        guard entries.values[index].collection == nil else { return ifCollection() }
-        let (result, changed) = body(&entries.values[index].value)
+        guard entries[at: index].collection == nil else { return ifCollection() }
+        let (result, changed) = body(&entries[at: index].value)
         if changed { fence.changes += 1 }
-        if changed && !watchers.isEmpty { touch(entries.keys[index]) }
+        if changed && !watchers.isEmpty { touch(entries.key(at: index)) }
         return result
     }
 
@@ -359,7 +360,7 @@ public final class Keyspace {
     /// client is blocked on the key makes the key ready (Redis's dbAdd).
     func store(_ key: UnsafeRawBufferPointer, _ collection: Collection, expiresAt: Int64? = nil) {
         set(key, expiresAt: expiresAt) { $0 = [] }
-        entries[.probe(key)]?.collection = collection
+        entries.modify(.probe(key)) { $0.collection = collection }
         signalReady(key)
     }
 
@@ -471,8 +472,8 @@ public final class Keyspace {
         if !watchers.isEmpty {
             for key in watchers.keys where entries[key] != nil { touch(key) }
         }
-        for index in entries.values.indices where entries.values[index].collection != nil {
-            Reclaimer.release(&entries.values[index].collection)
+        entries.forEachEntry { entry in
+            if entry.collection != nil { Reclaimer.release(&entry.collection) }
         }
         entries.removeAll()
         expiry.removeAll()
@@ -518,7 +519,7 @@ public final class Keyspace {
     // MARK: - Indexes
 
     /// Removes the key at `index` and its places in both indexes.
-    private func delete(at index: Dictionary<Key, Entry>.Index) {
+    private func delete(at index: KeyTable.Index) {
         var (key, entry) = entries.remove(at: index)
         fence.changes += 1
         Reclaimer.release(&entry.value)
@@ -528,23 +529,23 @@ public final class Keyspace {
         let last = slots.removeLast()
         if entry.slot < slots.count {
             slots[entry.slot] = last
-            entries[.stored(last)]?.slot = entry.slot
+            entries.modify(.stored(last)) { $0.slot = entry.slot }
         }
     }
 
     /// Keeps the expiry queue in step with the deadline just stored at
     /// `index`: the key joins when it gained one, moves when it changed,
     /// and leaves when it lost it.
-    private func reindex(at index: Dictionary<Key, Entry>.Index, deadline: Int64?) {
-        let handle = entries.values[index].expiryIndex
+    private func reindex(at index: KeyTable.Index, deadline: Int64?) {
+        let handle = entries[at: index].expiryIndex
         switch (deadline, handle >= 0) {
         case (let deadline?, false):
             // a stored key: shared, not copied
-            entries.values[index].expiryIndex = expiry.insert(entries.keys[index].bytes, deadline: deadline)
+            entries[at: index].expiryIndex = expiry.insert(entries.key(at: index).bytes, deadline: deadline)
         case (let deadline?, true):
             expiry.update(handle, deadline: deadline)
         case (nil, true):
-            entries.values[index].expiryIndex = -1
+            entries[at: index].expiryIndex = -1
             forget(expiryHandle: handle)
         case (nil, false):
             break
@@ -556,7 +557,7 @@ public final class Keyspace {
     private func forget(expiryHandle handle: Int) {
         expiry.remove(handle)
         guard expiry.wantsCompaction else { return }
-        expiry.compact { key, handle in entries[.stored(key)]?.expiryIndex = handle }
+        expiry.compact { key, handle in entries.modify(.stored(key)) { $0.expiryIndex = handle } }
     }
 
     private func nextRandom() -> UInt64 {
@@ -575,9 +576,9 @@ public final class Keyspace {
     /// go back to the system.
     func shrinkIfSparse() {
         guard entries.capacity >= 4096, entries.count * 8 < entries.capacity, entries.count <= 65_536 else { return }
-        var smaller: [Key: Entry] = [:]
+        var smaller = KeyTable()
         smaller.reserveCapacity(entries.count * 2)
-        for (key, entry) in entries { smaller[key] = entry }
+        for (key, entry) in entries { smaller.insert(key, entry) }
         entries = smaller
         var slots: [[UInt8]] = []
         slots.reserveCapacity(self.slots.count * 2)
