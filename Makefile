@@ -64,7 +64,8 @@ lint:
 
 # kvd with software nobody here wrote: redis-cli and redis-benchmark (the
 # smoke), redis-py 8 with its defaults (RESP3), redis-cli's help, --stat and
-# --memkeys side by side with redis-server, Redis 7.0.15's own suite
+# --memkeys side by side with redis-server, dump.rdb moved between kvd and
+# redis-server 7.0.15 both ways (tools/rdb-interop.py), Redis 7.0.15's own suite
 # against kvd and redis-server (make compat, on the debug build), and
 # nutcracker sharding over three kvd processes. Then the allocation goals,
 # on the release build (what users run): kvd's, 0 heap allocations per GET,
@@ -77,6 +78,7 @@ test-kvd: py-deps
 	$(BOUND) 300 bash tools/kvd-smoke.sh .build/debug/kvd
 	$(BOUND) 300 bash tools/redis-py-check.sh .build/debug/kvd
 	$(BOUND) 120 python3 tools/redis-cli-check.py .build/debug/kvd
+	$(BOUND) 300 $(VENV)/bin/python tools/rdb-interop.py .build/debug/kvd
 	$(BOUND) 900 bash tools/compat.sh .build/debug/kvd
 	$(BOUND) 300 python3 tools/scale-out.py check .build/debug/kvd
 	$(BOUND) 900 $(SWIFT) build -c release --product kvd-allocations

@@ -15,6 +15,7 @@ import multiprocessing
 import signal
 import socket
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -129,7 +130,9 @@ class Canary:
 
 def start(server, fd_limit=None):
     if server.startswith("kvd"):
-        cmd = [KVD, "--port", str(PORT)] + (["--io-threads", "0"] if "io-threads 0" in server else [])
+        cmd = [KVD, "--port", str(PORT), "--save", "", "--dir", tempfile.gettempdir(),
+               "--dbfilename", f"kvd-hostile-{os.getpid()}.rdb"]
+        cmd += ["--io-threads", "0"] if "io-threads 0" in server else []
     else:
         cmd = ["redis-server", "--port", str(PORT), "--save", "", "--appendonly", "no", "--loglevel", "warning"]
     if fd_limit:

@@ -7,7 +7,8 @@
 set -euo pipefail
 KVD=${1:-.build/debug/kvd}
 LOG=$(mktemp)
-"$KVD" --port 0 --io-threads 2 >"$LOG" 2>&1 &
+# No snapshot: nothing loaded from, or saved to, the working directory.
+"$KVD" --port 0 --io-threads 2 --save "" --dir "${TMPDIR:-/tmp}" --dbfilename "kvd-smoke-$$.rdb" >"$LOG" 2>&1 &
 PID=$!
 trap 'kill -9 $PID 2>/dev/null || true; rm -f "$LOG"' EXIT
 for _ in $(seq 100); do grep -q "serving on" "$LOG" && break; sleep 0.05; done

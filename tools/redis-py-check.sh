@@ -6,7 +6,7 @@ set -euo pipefail
 KVD=${1:-.build/debug/kvd}
 PYTHON=${PYTHON:-.build/venv/bin/python}
 LOG=$(mktemp)
-"$KVD" --port 0 --io-threads 2 >"$LOG" 2>&1 &
+"$KVD" --port 0 --io-threads 2 --save "" --dir "${TMPDIR:-/tmp}" --dbfilename "kvd-py-$$.rdb" >"$LOG" 2>&1 &
 PID=$!
 disown "$PID"
 trap 'kill -9 $PID 2>/dev/null || true; rm -f "$LOG"' EXIT

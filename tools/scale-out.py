@@ -96,7 +96,8 @@ def wait_until_serving(port, what):
 def start_kvd(kvd, workdir, io_threads=1):
     port = free_port()
     log = open(os.path.join(workdir, f"kvd-{port}.log"), "w")
-    process = subprocess.Popen([kvd, "--port", str(port), "--io-threads", str(io_threads)], stdout=log, stderr=log)
+    process = subprocess.Popen([kvd, "--port", str(port), "--io-threads", str(io_threads), "--save", "", "--dir", workdir],
+                               stdout=log, stderr=log)
     wait_until_serving(port, "kvd")
     return port, process
 

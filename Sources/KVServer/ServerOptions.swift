@@ -45,6 +45,18 @@ public struct ServerOptions: Sendable {
     public var slowlogSlowerThan = 10_000
     /// Redis's `slowlog-max-len`.
     public var slowlogMaxLength = 128
+    /// Redis's `dir`: where the snapshot is loaded from at start and saved
+    /// to. nil: no snapshots at all (the library's default, so that tests
+    /// never touch the working directory); kvd's command line makes it ".".
+    public var directory: String?
+    /// Redis's `dbfilename`.
+    public var dbFilename = "dump.rdb"
+    /// Redis's `save`: when a BGSAVE starts by itself, and whether SIGTERM
+    /// saves (not with none). The library's default is none; kvd's command
+    /// line gives Redis's (`SavePoint.redisDefault`).
+    public var savePoints: [SavePoint] = []
+    /// Redis's `stop-writes-on-bgsave-error`.
+    public var stopWritesOnBgsaveError = true
 
     /// Limits on one client's unsent replies.
     public struct OutputBufferLimit: Sendable, Equatable {
@@ -97,10 +109,21 @@ public struct ServerOptions: Sendable {
           --protected-mode yes|no
                              with no password, serve only loopback clients and
                              refuse others with Redis's DENIED message (default yes)
+          --dir DIRECTORY    where dump.rdb is loaded from at start and saved to
+                             (default: the working directory)
+          --dbfilename NAME  the snapshot's file name (default dump.rdb)
+          --save "SECONDS CHANGES ..."
+                             BGSAVE after SECONDS if at least CHANGES changes,
+                             and save on SIGTERM; "" turns both off (default
+                             "3600 1 300 100 60 10000", as Redis)
+          --stop-writes-on-bgsave-error yes|no
+                             refuse writes with MISCONF after a failed BGSAVE
+                             while save points are set (default yes)
           --help             this text
         Signals: SIGTERM and SIGINT stop gracefully (stop accepting, answer what
-        was read, close, exit 0), bounded by --shutdown-timeout; a second one
-        exits at once (status 1). SIGHUP prints the stats line.
+        was read, close, save dump.rdb when save points are set, exit 0),
+        bounded by --shutdown-timeout (the snapshot is waited for); a second
+        one exits at once (status 1). SIGHUP prints the stats line.
         """
 
     /// A command line that cannot be honoured; the description says why.
@@ -112,6 +135,8 @@ public struct ServerOptions: Sendable {
     /// Parses `arguments` (without the program name). Returns nil for --help.
     public static func parse(_ arguments: [String]) throws(UsageError) -> ServerOptions? {
         var options = ServerOptions()
+        options.directory = "."
+        options.savePoints = SavePoint.redisDefault
         var index = 0
         func value(_ flag: String) throws(UsageError) -> String {
             index += 1
@@ -175,6 +200,26 @@ public struct ServerOptions: Sendable {
                 case "yes": options.protectedMode = true
                 case "no": options.protectedMode = false
                 case let other: throw UsageError(description: "--protected-mode takes yes or no, got '\(other)'")
+                }
+            case "--dir": options.directory = try value("--dir")
+            case "--dbfilename":
+                let name = try value("--dbfilename")
+                guard !name.isEmpty, !name.contains("/") else {
+                    throw UsageError(description: "--dbfilename takes a file name without a directory, got '\(name)'")
+                }
+                options.dbFilename = name
+            case "--save":
+                let text = try value("--save")
+                guard let points = SavePoint.parse(text) else {
+                    throw UsageError(description: "--save takes pairs of seconds and changes, or \"\", got '\(text)'")
+                }
+                options.savePoints = points
+            case "--stop-writes-on-bgsave-error":
+                switch try value("--stop-writes-on-bgsave-error").lowercased() {
+                case "yes": options.stopWritesOnBgsaveError = true
+                case "no": options.stopWritesOnBgsaveError = false
+                case let other:
+                    throw UsageError(description: "--stop-writes-on-bgsave-error takes yes or no, got '\(other)'")
                 }
             case "--shutdown-timeout":
                 let text = try value("--shutdown-timeout")

@@ -32,6 +32,8 @@ sigemptyset(&handled)
 for signalNumber in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, signalNumber) }
 pthread_sigmask(SIG_UNBLOCK, &handled, nil)
 let server = Server(options: options, core: EventLoop.main)
+// SHUTDOWN stops kvd as SIGTERM does (it has saved, or was told NOSAVE).
+server.shutdownCommand = { kill(getpid(), SIGTERM) }
 do {
     try server.start()
 } catch {
@@ -73,17 +75,32 @@ for signalNumber in [SIGTERM, SIGINT] {
         }
         say("kvd: stopping (signal \(signalNumber))")
         notifySystemd(.stopping)
-        // Answer what was read, then stop: the core stops once every worker
-        // has closed its clients, or when the budget says so.
-        server.shutdown { core.stop() }
-        _ = try? core.schedule(after: budget * 0.8) { core.stop() }
-        // Whatever the core is doing: past the budget, exit from here.
-        _ = try? signals.schedule(after: budget) {
-            sayAtOnce("kvd: the stop took longer than \(options.shutdownTimeout) s; exiting with replies still due\n")
-            _exit(0)
+        // Answer what was read, save the snapshot, then stop: the core
+        // stops once every worker has closed its clients, or when the
+        // budget says so (the snapshot is saved either way).
+        server.shutdown {
+            server.saveFinalSnapshot()
+            core.stop()
         }
+        _ = try? core.schedule(after: budget * 0.8) {
+            server.saveFinalSnapshot()
+            core.stop()
+        }
+        // Whatever the core is doing: past the budget, exit from here
+        // (but never in the middle of the final snapshot).
+        exitAfterBudget(budget)
     }
 }
+/// Signal thread: exits once the stop's budget has passed, unless the final
+/// snapshot is being written; then it looks again every 100 ms.
+func exitAfterBudget(_ delay: Duration) {
+    _ = try? signals.schedule(after: delay) {
+        if server.isSavingFinalSnapshot { return exitAfterBudget(.milliseconds(100)) }
+        sayAtOnce("kvd: the stop took longer than \(options.shutdownTimeout) s; exiting with replies still due\n")
+        _exit(0)
+    }
+}
+
 _ = try signals.onSignal(SIGHUP) { say(server.statsLine()) }
 
 say(

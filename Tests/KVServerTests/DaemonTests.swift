@@ -10,7 +10,11 @@ func startKVD(_ arguments: [String], environment: [String: String] = [:]) throws
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         .deletingLastPathComponent().appendingPathComponent("kvd")
-    process.arguments = arguments
+    // No snapshot: nothing loaded from, or saved to, the working directory.
+    process.arguments =
+        arguments + [
+            "--save", "", "--dir", NSTemporaryDirectory(), "--dbfilename", "kvd-test-\(UUID().uuidString).rdb",
+        ]
     if !environment.isEmpty {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     }

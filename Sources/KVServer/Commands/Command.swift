@@ -26,6 +26,8 @@ struct CommandFlags: OptionSet, Sendable {
     static let transactionControl = CommandFlags(rawValue: 2)
     /// Never in SLOWLOG (EXEC: the commands it ran are logged instead).
     static let skipSlowlog = CommandFlags(rawValue: 4)
+    /// Refused inside MULTI (Redis's `no-multi`: SAVE, SHUTDOWN).
+    static let noMulti = CommandFlags(rawValue: 8)
 }
 
 /// One row of the command table.

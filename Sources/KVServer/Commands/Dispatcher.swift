@@ -37,6 +37,11 @@ public final class Dispatcher {
     private var idleCheck: Scheduled?
     /// CLIENT PAUSE's pause, and the clients it holds.
     var pause = ClientPause()
+    /// Snapshots: settings, INFO's counters, BGSAVE (Persistence/).
+    let persistence = Persistence()
+    /// What SHUTDOWN calls to stop the server (nil: SHUTDOWN fails, as
+    /// with a dispatcher no server runs). Set before the loop owns it.
+    var shutdownRequested: (() -> Void)?
     /// True while EXEC runs its queue: nothing blocks inside a transaction.
     var inExec = false
     /// This dispatcher on its loop, for the timer of the parked clients'
@@ -59,9 +64,13 @@ public final class Dispatcher {
             + sessionCommands + transactionCommands + observabilityCommands + scriptingCommands
             + hashCommands + setCommands + listCommands + sortedSetCommands + blockingCommands + memoryCommands
             + pubSubCommands + monitorCommands + geoCommands + bitOperationCommands + bitfieldCommands
+            + persistenceCommands
         for index in rows.indices { rows[index].id = index }
         return rows
     }()
+
+    /// By `Command.id`: the commands MISCONF refuses (the write commands and PING).
+    static let refusedOnDiskError = rows.map { writeCommands.contains($0.name) || $0.name == "ping" }
 
     /// Every command, by its name in any case.
     static let table = CommandTable(rows)
@@ -243,7 +252,20 @@ public final class Dispatcher {
             out.error("NOAUTH Authentication required.")
             return nil
         }
-        // Redis checks these two as a request arrives, not inside EXEC.
+        // In Redis's order: no-multi, a failed BGSAVE (MISCONF), then the
+        // monitor and subscribed-context checks, as a request arrives (not
+        // inside EXEC).
+        if session.transaction != nil && command.flags.contains(.noMulti) {
+            session.transaction!.refused = true
+            out.error("ERR Command not allowed inside a transaction")
+            return nil
+        }
+        // A failed BGSAVE stops writes (and PING), as Redis's MISCONF does.
+        if persistence.refusesWrites && Dispatcher.refusedOnDiskError[command.id] {
+            session.transaction?.refused = true
+            out.error(Persistence.misconfError)
+            return nil
+        }
         if session.monitoring && !inExec && Dispatcher.touchesKeyspace(command, request) {
             reject(command, "Replica can't interact with the keyspace", session, &out)
             return nil

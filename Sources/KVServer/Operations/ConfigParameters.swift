@@ -268,10 +268,31 @@ extension ConfigParameter {
         immutable("io-threads", .integer(1...128)) { String(max($0.options.ioThreads, 1)) },
         immutable("databases", .integer(1...intMax)) { _ in String(Databases.selectable) },
         immutable("daemonize", .bool) { _ in "no" },
-        // kvd's fixed behaviour: no eviction, no persistence yet.
+        // Snapshots (Persistence/). dir and dbfilename are given on the
+        // command line (Redis 7.0 protects them from CONFIG SET too).
+        ConfigParameter(
+            name: "save", kind: .text,
+            access: .settable { dispatcher, value in
+                guard let points = SavePoint.parse(String(decoding: value.text, as: UTF8.self)) else {
+                    return "Invalid save parameters"
+                }
+                dispatcher.persistence.savePoints = points
+                return nil
+            },
+            get: { SavePoint.text($0.persistence.savePoints) }),
+        ConfigParameter(
+            name: "stop-writes-on-bgsave-error", kind: .bool,
+            access: .settable { dispatcher, value in
+                dispatcher.persistence.stopWritesOnError = value.bool
+                return nil
+            },
+            get: { yesNo($0.persistence.stopWritesOnError) }),
+        ConfigParameter(name: "dir", kind: .text, access: .immutable, get: { $0.persistence.file?.directory ?? "" }),
+        ConfigParameter(
+            name: "dbfilename", kind: .text, access: .immutable, get: { $0.persistence.file?.name ?? "dump.rdb" }),
+        // kvd's fixed behaviour: no eviction, no append-only file.
         fixed("maxmemory", .memory(0...longMax), "0"),
         fixed("maxmemory-policy", .text, "noeviction"),
-        fixed("save", .text, ""),
         fixed("appendonly", .bool, "no"),
     ]
 }

@@ -34,7 +34,7 @@ struct Info {
     let runID = randomHex(40)
     let replicationID = randomHex(40)
 
-    /// Redis 7.0's sections, in its order (persistence comes with kvd's snapshots).
+    /// Redis 7.0's sections, in its order.
     static let sections: [InfoSection] = [
         InfoSection(name: "Server", inDefault: true) { _ in [] },
         InfoSection(name: "Clients", inDefault: true) { dispatcher in
@@ -45,6 +45,7 @@ struct Info {
             ]
         },
         InfoSection(name: "Memory", inDefault: true) { _ in memoryLines() },
+        InfoSection(name: "Persistence", inDefault: true) { $0.persistence.infoLines($0.databases) },
         InfoSection(name: "Stats", inDefault: true) { dispatcher in
             [
                 "total_commands_processed:\(dispatcher.stats.commandsProcessed)",

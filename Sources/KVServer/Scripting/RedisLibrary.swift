@@ -13,7 +13,7 @@ import Glibc
 let commandsRefusedToScripts: Set<String> = [
     "hello", "auth", "client", "reset", "quit", "function", "multi", "exec", "discard", "watch", "unwatch",
     "eval", "evalsha", "eval_ro", "evalsha_ro", "script", "config", "latency",
-    "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax",
+    "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "save", "bgsave", "shutdown",
     "subscribe", "ssubscribe", "psubscribe", "unsubscribe", "sunsubscribe", "punsubscribe", "monitor",
 ]
 

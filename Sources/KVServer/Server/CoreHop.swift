@@ -20,12 +20,14 @@ public struct CoreHop: Sendable {
     /// reads `settings` (the ones CONFIG SET changes).
     public init(
         on loop: EventLoop, password: String? = nil, settings: LiveSettings = LiveSettings(ServerOptions()),
+        prepare: (Dispatcher) -> Void = { _ in },
         serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])],
         resetServerStats: @escaping @Sendable () -> Void = {}
     ) {
         self.loop = loop
         let dispatcher = Dispatcher(
             password: password, settings: settings, serverInfo: serverInfo, resetServerStats: resetServerStats)
+        prepare(dispatcher)  // before the loop owns it: the snapshot is loaded here
         self.counters = dispatcher.stats.counters
         self.scripts = dispatcher.scripts.activity
         self.dispatcher = LoopBound(dispatcher, on: loop)

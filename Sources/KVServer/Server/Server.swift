@@ -36,6 +36,19 @@ public final class Server: @unchecked Sendable {
     let outputLimitDisconnections = Atomic<Int>(0)
     private let lastClientID = Atomic<Int>(0)
     private var onShutdownComplete: (@Sendable () -> Void)?
+    /// What the SHUTDOWN command does once it has saved: kvd sends itself
+    /// SIGTERM, so the stop is the signal's (nil: SHUTDOWN answers an
+    /// error). Set before `start`.
+    public var shutdownCommand: (@Sendable () -> Void)?
+    /// Why the snapshot could not be loaded (`start` throws it).
+    private let loadError: PersistenceError?
+    /// The save-point timer (Persistence/ServerSnapshots.swift); set by `start`.
+    var savePointTimer: Scheduled?
+    /// The final snapshot is being written (set on the core, read by the
+    /// signal thread's exit timer, which waits for it).
+    let savingFinalSnapshot = Atomic<Bool>(false)
+    /// The final snapshot was taken (core loop only: it runs once).
+    var finalSnapshotTaken = false
 
     /// A server whose keyspace lives on the loop `core` (EventLoop.main in kvd).
     public init(options: ServerOptions, core coreLoop: EventLoop) {
@@ -44,15 +57,22 @@ public final class Server: @unchecked Sendable {
         let settings = LiveSettings(options)
         self.settings = settings
         let facts = ServerFacts()
+        var loadError: PersistenceError?
         self.hop = CoreHop(
             on: coreLoop, password: options.requirePassword, settings: settings,
+            prepare: { dispatcher in
+                loadError = Persistence.prepare(dispatcher, options)
+                dispatcher.shutdownRequested = { facts.server?.shutdownCommand?() }
+            },
             serverInfo: { facts.server?.infoSections() ?? [] }, resetServerStats: { facts.server?.resetStats() })
+        self.loadError = loadError
         facts.server = self
     }
 
     /// Binds, starts the worker loops and the expiry timer. Returns once
     /// every worker accepts connections.
     public func start() throws {
+        if let loadError { throw loadError }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         guard inet_pton(AF_INET, options.bind, &address.sin_addr) == 1 else {
@@ -102,6 +122,7 @@ public final class Server: @unchecked Sendable {
         }
         settings.port.store(chosenPort, ordering: .relaxed)
         try hop.startActiveExpiry()
+        try startSavePoints()
     }
 
     private static func listeningSocket(_ address: inout sockaddr_in, sharingPort: Bool = true) throws -> Int32 {

@@ -12,6 +12,8 @@ final class Databases: RandomAccessCollection {
     let clock = CommandClock()
     /// The encoding thresholds CONFIG SET changes, shared by every database.
     let limits = EncodingLimits()
+    /// Whether a snapshot is being written, shared by every database.
+    let fence = SnapshotFence()
     /// The databases, by index.
     private let keyspaces: [Keyspace]
     /// When active expiry runs next, and whether it runs at all.
@@ -21,7 +23,9 @@ final class Databases: RandomAccessCollection {
 
     /// Empty databases.
     init() {
-        keyspaces = (0..<Databases.selectable).map { [clock, limits] _ in Keyspace(clock: clock, limits: limits) }
+        keyspaces = (0..<Databases.selectable).map { [clock, limits, fence] _ in
+            Keyspace(clock: clock, limits: limits, fence: fence)
+        }
     }
 
     var startIndex: Int { 0 }

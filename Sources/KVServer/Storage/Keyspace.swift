@@ -99,7 +99,7 @@ public final class Keyspace {
     // field while an access to the same field is open (the closures given
     // to `set` and `modify` see only the value). The runtime's dynamic
     // check cost about 7% of a pipelined request in kvd's profile.
-    @exclusivity(unchecked) private var entries: [Key: Entry] = [:]
+    @exclusivity(unchecked) private var entries = KeyTable()
     /// The keys that have an expiry, by deadline (stored bytes, shared with `entries`).
     @exclusivity(unchecked) private var expiry = ExpiryQueue()
     /// Every key once (stored bytes, shared with `entries`).
@@ -120,21 +120,36 @@ public final class Keyspace {
     let limits: EncodingLimits
     /// The random picks of this database's commands.
     @exclusivity(unchecked) var random = CommandRandom()
+    /// Whether a snapshot is being written (shared by a dispatcher's
+    /// databases): `lookup` then copies a collection before handing it out.
+    let fence: SnapshotFence
 
     /// An empty keyspace.
-    public convenience init() { self.init(clock: CommandClock(), limits: EncodingLimits()) }
+    public convenience init() { self.init(clock: CommandClock(), limits: EncodingLimits(), fence: SnapshotFence()) }
 
     /// An empty keyspace whose commands run at `clock`'s time.
-    init(clock: CommandClock, limits: EncodingLimits) {
+    init(clock: CommandClock, limits: EncodingLimits, fence: SnapshotFence) {
         self.clock = clock
         self.limits = limits
+        self.fence = fence
     }
+
+    /// The key table as it is now, for a snapshot: copy-on-write, so this
+    /// costs one reference (Persistence/Snapshot.swift).
+    var snapshotEntries: KeyTable { entries }
 
     /// The current command's time, in Unix milliseconds.
     var now: Int64 { clock.now }
 
     /// The number of keys, counting expired ones not yet removed.
     public var count: Int { entries.count }
+
+    /// Makes room for `count` keys at once (a snapshot's load knows how
+    /// many come: without it the table rehashes every key at each doubling).
+    func reserve(_ count: Int) {
+        entries.reserveCapacity(count)
+        slots.reserveCapacity(count)
+    }
 
     /// The key table's room, in keys (for tests of `shrinkIfSparse`).
     var tableCapacity: Int { entries.capacity }
@@ -160,12 +175,18 @@ public final class Keyspace {
 
     /// The live entry for `key`, deleting it first if it has expired (lazy expiry).
     func lookup(_ key: UnsafeRawBufferPointer, now: Int64) -> Entry? {
-        liveIndex(key, now: now).map { entries.values[$0] }
+        guard let index = liveIndex(key, now: now) else { return nil }
+        // A snapshot being written may hold this collection: the caller
+        // gets (and may change) a copy, the snapshot keeps the original.
+        if fence.isOpen, let collection = entries[at: index].collection, fence.isShared(collection) {
+            entries[at: index].collection = collection.detached(generation: fence.generation)
+        }
+        return entries[at: index]
     }
 
     /// True when `key` is present but past its deadline (not deleted yet).
     func hasExpired(_ key: [UInt8], now: Int64) -> Bool {
-        key.withUnsafeBytes { find($0).map { entries.values[$0].expiresAt.map { $0 <= now } ?? false } ?? false }
+        key.withUnsafeBytes { find($0).map { entries[at: $0].expiresAt.map { $0 <= now } ?? false } ?? false }
     }
 
     /// Stores `value` under `key` with `expiresAt` (nil: no expiry).
@@ -201,13 +222,14 @@ public final class Keyspace {
     /// The one way a value is stored: `fill` writes the new value over
     /// the old one (an empty array for a new key).
     private func set(_ key: UnsafeRawBufferPointer, expiresAt: Int64?, _ fill: (inout [UInt8]) -> Void) {
+        fence.changes += 1
         if let index = find(key) {
             // The common case: one hash lookup, the entry changed in place.
-            if !watchers.isEmpty { touch(entries.keys[index]) }
-            Reclaimer.release(&entries.values[index].value)  // a large old value: freed elsewhere
-            if entries.values[index].collection != nil { Reclaimer.release(&entries.values[index].collection) }
-            fill(&entries.values[index].value)
-            entries.values[index].expiresAt = expiresAt
+            if !watchers.isEmpty { touch(entries.key(at: index)) }
+            Reclaimer.release(&entries[at: index].value)  // a large old value: freed elsewhere
+            if entries[at: index].collection != nil { Reclaimer.release(&entries[at: index].collection) }
+            fill(&entries[at: index].value)
+            entries[at: index].expiresAt = expiresAt
             reindex(at: index, deadline: expiresAt)
         } else {
             let bytes = Array(key)
@@ -218,8 +240,9 @@ public final class Keyspace {
             // Queued first, so that the entry is stored with its handle: one
             // hash of the new key, not two.
             let handle = expiresAt.map { expiry.insert(bytes, deadline: $0) } ?? -1
-            entries[stored] = Entry(
-                value: value, collection: nil, expiresAt: expiresAt, expiryIndex: handle, slot: slots.count)
+            entries.insert(
+                stored,
+                Entry(value: value, collection: nil, expiresAt: expiresAt, expiryIndex: handle, slot: slots.count))
             longestKey = max(longestKey, bytes.count)
             slots.append(bytes)
         }
@@ -227,9 +250,9 @@ public final class Keyspace {
 
     /// Where the live entry for `key` is, deleting it first if it has
     /// expired (lazy expiry): `lookup` and `update` share it.
-    private func liveIndex(_ key: UnsafeRawBufferPointer, now: Int64) -> Dictionary<Key, Entry>.Index? {
+    private func liveIndex(_ key: UnsafeRawBufferPointer, now: Int64) -> KeyTable.Index? {
         guard let index = find(key) else { return nil }
-        if let deadline = entries.values[index].expiresAt, deadline <= now {
+        if let deadline = entries[at: index].expiresAt, deadline <= now {
             delete(at: index)
             expiredKeys += 1
             return nil
@@ -239,7 +262,7 @@ public final class Keyspace {
 
     /// Where `key` is in `entries`, if it is there.
     @inline(__always)
-    private func find(_ key: UnsafeRawBufferPointer) -> Dictionary<Key, Entry>.Index? {
+    private func find(_ key: UnsafeRawBufferPointer) -> KeyTable.Index? {
         guard key.count <= longestKey else { return nil }
         return entries.index(forKey: .probe(key))
     }
@@ -271,7 +294,7 @@ public final class Keyspace {
     func changeExpiry(_ key: UnsafeRawBufferPointer, now: Int64, _ decide: (Int64?) -> ExpiryChange) -> Bool? {
         guard let index = liveIndex(key, now: now) else { return nil }
         let deadline: Int64?
-        switch decide(entries.values[index].expiresAt) {
+        switch decide(entries[at: index].expiresAt) {
         case .keep: return false
         case .remove:
             delete(at: index)
@@ -279,8 +302,9 @@ public final class Keyspace {
         case .expire(let at): deadline = at
         case .persist: deadline = nil
         }
-        if !watchers.isEmpty { touch(entries.keys[index]) }
-        entries.values[index].expiresAt = deadline
+        fence.changes += 1
+        if !watchers.isEmpty { touch(entries.key(at: index)) }
+        entries[at: index].expiresAt = deadline
         reindex(at: index, deadline: deadline)
         return true
     }
@@ -324,9 +348,10 @@ public final class Keyspace {
         _ body: (inout [UInt8]) -> (Result, changed: Bool)
     ) -> Result? {
         guard let index = liveIndex(key, now: now) else { return nil }
-        guard entries.values[index].collection == nil else { return ifCollection() }
-        let (result, changed) = body(&entries.values[index].value)
-        if changed && !watchers.isEmpty { touch(entries.keys[index]) }
+        guard entries[at: index].collection == nil else { return ifCollection() }
+        let (result, changed) = body(&entries[at: index].value)
+        if changed { fence.changes += 1 }
+        if changed && !watchers.isEmpty { touch(entries.key(at: index)) }
         return result
     }
 
@@ -344,7 +369,7 @@ public final class Keyspace {
     /// client is blocked on the key makes the key ready (Redis's dbAdd).
     func store(_ key: UnsafeRawBufferPointer, _ collection: Collection, expiresAt: Int64? = nil) {
         set(key, expiresAt: expiresAt) { $0 = [] }
-        entries[.probe(key)]?.collection = collection
+        entries.modify(.probe(key)) { $0.collection = collection }
         signalReady(key)
     }
 
@@ -365,6 +390,7 @@ public final class Keyspace {
 
     /// The clients that WATCH `key` see a change (a collection changed in place).
     func changed(_ key: UnsafeRawBufferPointer) {
+        fence.changes += 1
         guard !watchers.isEmpty else { return }
         touch(.probe(key))
     }
@@ -457,11 +483,12 @@ public final class Keyspace {
 
     /// Deletes every key.
     func removeAll() {
+        fence.changes += entries.count
         if !watchers.isEmpty {
             for key in watchers.keys where entries[key] != nil { touch(key) }
         }
-        for index in entries.values.indices where entries.values[index].collection != nil {
-            Reclaimer.release(&entries.values[index].collection)
+        entries.forEachEntry { entry in
+            if entry.collection != nil { Reclaimer.release(&entry.collection) }
         }
         entries.removeAll()
         expiry.removeAll()
@@ -472,6 +499,7 @@ public final class Keyspace {
     /// their database (a WATCH names a database and a key), and every
     /// watched key that exists in either is marked changed.
     func swapContents(with other: Keyspace) {
+        fence.changes += 1
         for keyspace in [self, other] where !keyspace.watchers.isEmpty {
             for key in keyspace.watchers.keys where entries[key] != nil || other.entries[key] != nil {
                 keyspace.touch(key)
@@ -506,8 +534,9 @@ public final class Keyspace {
     // MARK: - Indexes
 
     /// Removes the key at `index` and its places in both indexes.
-    private func delete(at index: Dictionary<Key, Entry>.Index) {
+    private func delete(at index: KeyTable.Index) {
         var (key, entry) = entries.remove(at: index)
+        fence.changes += 1
         Reclaimer.release(&entry.value)
         if entry.collection != nil { Reclaimer.release(&entry.collection) }
         touch(key)
@@ -515,23 +544,23 @@ public final class Keyspace {
         let last = slots.removeLast()
         if entry.slot < slots.count {
             slots[entry.slot] = last
-            entries[.stored(last)]?.slot = entry.slot
+            entries.modify(.stored(last)) { $0.slot = entry.slot }
         }
     }
 
     /// Keeps the expiry queue in step with the deadline just stored at
     /// `index`: the key joins when it gained one, moves when it changed,
     /// and leaves when it lost it.
-    private func reindex(at index: Dictionary<Key, Entry>.Index, deadline: Int64?) {
-        let handle = entries.values[index].expiryIndex
+    private func reindex(at index: KeyTable.Index, deadline: Int64?) {
+        let handle = entries[at: index].expiryIndex
         switch (deadline, handle >= 0) {
         case (let deadline?, false):
             // a stored key: shared, not copied
-            entries.values[index].expiryIndex = expiry.insert(entries.keys[index].bytes, deadline: deadline)
+            entries[at: index].expiryIndex = expiry.insert(entries.key(at: index).bytes, deadline: deadline)
         case (let deadline?, true):
             expiry.update(handle, deadline: deadline)
         case (nil, true):
-            entries.values[index].expiryIndex = -1
+            entries[at: index].expiryIndex = -1
             forget(expiryHandle: handle)
         case (nil, false):
             break
@@ -543,7 +572,7 @@ public final class Keyspace {
     private func forget(expiryHandle handle: Int) {
         expiry.remove(handle)
         guard expiry.wantsCompaction else { return }
-        expiry.compact { key, handle in entries[.stored(key)]?.expiryIndex = handle }
+        expiry.compact { key, handle in entries.modify(.stored(key)) { $0.expiryIndex = handle } }
     }
 
     private func nextRandom() -> UInt64 {
@@ -562,9 +591,9 @@ public final class Keyspace {
     /// go back to the system.
     func shrinkIfSparse() {
         guard entries.capacity >= 4096, entries.count * 8 < entries.capacity, entries.count <= 65_536 else { return }
-        var smaller: [Key: Entry] = [:]
+        var smaller = KeyTable()
         smaller.reserveCapacity(entries.count * 2)
-        for (key, entry) in entries { smaller[key] = entry }
+        for (key, entry) in entries { smaller.insert(key, entry) }
         entries = smaller
         var slots: [[UInt8]] = []
         slots.reserveCapacity(self.slots.count * 2)

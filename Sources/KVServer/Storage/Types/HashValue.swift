@@ -12,6 +12,8 @@
 
 /// A hash value. Core loop only, like the keyspace that holds it.
 final class HashValue {
+    /// The snapshot generation this object was made in (Persistence/Snapshot.swift).
+    var snapshotEpoch = 0
     private(set) var fields = MemberTable()
     /// Each field's value, by the field's position.
     private(set) var values: [[UInt8]] = []

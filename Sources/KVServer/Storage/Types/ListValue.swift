@@ -16,6 +16,8 @@
 /// reference may be dropped on the reclaiming thread, which then runs
 /// `deinit`; nothing else touches it there).
 final class ListValue {
+    /// The snapshot generation this object was made in (Persistence/Snapshot.swift).
+    var snapshotEpoch = 0
     /// `capacity` slots; those `count` from `head` (wrapping) are initialized.
     private var ring: UnsafeMutablePointer<[UInt8]>?
     private var capacity = 0

@@ -10,6 +10,8 @@
 
 /// A set value. Core loop only, like the keyspace that holds it.
 final class SetValue {
+    /// The snapshot generation this object was made in (Persistence/Snapshot.swift).
+    var snapshotEpoch = 0
     private(set) var members = MemberTable()
 
     init() {}

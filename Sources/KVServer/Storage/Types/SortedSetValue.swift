@@ -10,6 +10,8 @@
 
 /// A sorted-set value. Core loop only, like the keyspace that holds it.
 final class SortedSetValue {
+    /// The snapshot generation this object was made in (Persistence/Snapshot.swift).
+    var snapshotEpoch = 0
     private var scores: [Key: Double] = [:]
     let order = SkipList()
     private(set) var isCompact = true
