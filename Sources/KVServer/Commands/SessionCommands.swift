@@ -65,7 +65,7 @@ let sessionCommands: [Command] = [
         }
         out.error(
             bytes: Array("ERR FUNCTION ".utf8) + r[1].prefix(128)
-                + Array(" is not supported: kvd has no functions (only FUNCTION FLUSH is)".utf8))
+                + Array(" is not supported: kvd has no functions (only FUNCTION FLUSH and KILL are)".utf8))
     },
 ]
 

@@ -106,7 +106,8 @@ public final class ScriptActivity: Sendable {
             ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
             : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 
-        // SHUTDOWN is no command of kvd's otherwise (see the README).
+        // SHUTDOWN while busy: only NOSAVE ends kvd (SAVE would wait for the
+        // script, which holds the core), as in Redis.
         if equalsIgnoringCase(r.raw(0), "shutdown") {
             guard r.indices.dropFirst().contains(where: { equalsIgnoringCase(r.raw($0), "nosave") }) else {
                 return out.error(busyError)
