@@ -133,7 +133,9 @@ import Testing
                 }, uniquingKeysWith: { first, _ in first })
             #expect(info.hasPrefix("# Memory\r\n"))
             #expect(!info.contains("# Server"))
-            #expect((Int(fields["used_memory"] ?? "") ?? 0) > 0)
+            // A sanitizer replaces malloc, so glibc's mallinfo2 (used_memory's
+            // source) sees none of the process's allocations under it.
+            if getenv("MAINLOOP_SANITIZED") == nil { #expect((Int(fields["used_memory"] ?? "") ?? 0) > 0) }
             #expect((Int(fields["used_memory_rss"] ?? "") ?? 0) > 0)
             #expect(fields["used_cpu_user"]?.contains(".") == true)
             #expect(fields["errorstat_WRONGTYPE"] == "count=1")

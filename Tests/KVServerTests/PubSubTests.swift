@@ -133,7 +133,7 @@ import Testing
                 if answer == ":2\r\n" || answer == ":1\r\n" { answers += 1 }
             }
             #expect(answers == count)
-            #expect(eventually(within: 20) { readerThread.hasFinished })
+            #expect(readerThread.join(within: .seconds(20), "the subscriber that reads"))
             #expect(received.get() == expected)
             #expect(server.outputLimitDisconnections.load(ordering: .relaxed) == 1)
             let numsub = "*2\r\n$5\r\nflood\r\n:1\r\n"
