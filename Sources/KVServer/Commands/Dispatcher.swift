@@ -43,7 +43,9 @@ public final class Dispatcher {
     /// with a dispatcher no server runs). Set before the loop owns it.
     var shutdownRequested: (() -> Void)?
     /// True while EXEC runs its queue: nothing blocks inside a transaction.
-    var inExec = false
+    /// Unchecked as the session's fields are: read by every request, on the
+    /// core's thread only.
+    @exclusivity(unchecked) var inExec = false
     /// This dispatcher on its loop, for the timer of the parked clients'
     /// deadlines (set by CoreHop; nil for a dispatcher without a loop,
     /// whose parked clients wait without a deadline). It holds the

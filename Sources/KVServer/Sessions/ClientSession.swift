@@ -84,14 +84,14 @@ final class ClientSession {
     /// The last command's `Command.id` (nil: none yet).
     @exclusivity(unchecked) var lastCommand: Int?
     /// Pub/sub: the channels, patterns and shard channels it listens to.
-    var channels = SubscriptionSet()
-    var patterns = SubscriptionSet()
-    var shardChannels = SubscriptionSet()
+    @exclusivity(unchecked) var channels = SubscriptionSet()
+    @exclusivity(unchecked) var patterns = SubscriptionSet()
+    @exclusivity(unchecked) var shardChannels = SubscriptionSet()
     /// Where its pushes of the job under way are in the `PushOutbox`
     /// (valid in that generation only).
     var pushSlot = (generation: -1, loop: 0, index: 0)
     /// MONITOR was sent: every command run is pushed to it.
-    var monitoring = false
+    @exclusivity(unchecked) var monitoring = false
     /// CLIENT REPLY: whether its replies are sent.
     @exclusivity(unchecked) var replyMode = ReplyMode.on
 
@@ -108,7 +108,7 @@ final class ClientSession {
     /// left it listening to something.
     var isSubscribed: Bool { channels.count + patterns.count + shardChannels.count > 0 }
     /// Its subcommand, lower-cased, when it is a container (`list` of CLIENT LIST).
-    var lastSubcommand: [UInt8]?
+    @exclusivity(unchecked) var lastSubcommand: [UInt8]?
 
     init(info: ClientInfo, authenticated: Bool) {
         self.info = info
