@@ -181,6 +181,17 @@ extension Dispatcher {
 
     // MARK: - CLIENT
 
+    /// CLIENT LIST's line for `listed`. The caller's own request is the one
+    /// running: its `qbuf` counts it and the rest of its read, its
+    /// `argv-mem` its arguments; another client has no command running.
+    private func listLine(_ listed: ClientSession, caller: ClientSession, _ r: Request, now: Int64) -> String {
+        let own = listed === caller
+        return listed.listLine(
+            now: now, blocked: blocked.isParked(listed.id),
+            queryBytes: own ? runningBatch?.encodedSize(from: runningIndex) ?? 0 : 0,
+            argumentBytes: own ? r.indices.reduce(0) { $0 + r.raw($1).count } : 0)
+    }
+
     fileprivate func client(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
         let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
         func arity(_ exact: Int) -> Bool {
@@ -218,10 +229,10 @@ extension Dispatcher {
             out.ok()
         case "info":
             guard arity(2) else { return }
-            out.verbatim(session.listLine(now: now, blocked: blocked.isParked(session.id)) + "\n")
+            out.verbatim(listLine(session, caller: session, r, now: now) + "\n")
         case "list":
             guard let chosen = listedSessions(r, &out) else { return }
-            out.verbatim(chosen.map { $0.listLine(now: now, blocked: blocked.isParked($0.id)) + "\n" }.joined())
+            out.verbatim(chosen.map { listLine($0, caller: session, r, now: now) + "\n" }.joined())
         case "kill":
             kill(session, r, &out)
         case "reply":
