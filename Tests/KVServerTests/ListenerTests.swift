@@ -92,7 +92,8 @@ func temporarySocketPath(_ name: String) -> String {
     @Test func anOptionalAddressThisHostLacksIsSkippedAndAnotherFails() throws {
         // 192.0.2.1 is TEST-NET-1: no host has it.
         try withServer({ $0.bind = ["-192.0.2.1", "127.0.0.1"] }) { server in
-            #expect(try exchange(address: "127.0.0.1", port: server.port, "PING\r\n") == "+PONG\r\n")
+            let reply = try exchange(address: "127.0.0.1", port: server.port, "PING\r\n")
+            #expect(reply == "+PONG\r\n")
         }
         #expect(throws: (any Error).self) { try withServer({ $0.bind = ["192.0.2.1", "127.0.0.1"] }) { _ in } }
         #expect(throws: ServerOptions.UsageError.self) { try withServer({ $0.bind = ["-192.0.2.1"] }) { _ in } }
