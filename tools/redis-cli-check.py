@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """redis-cli's operator views against kvd and a real redis-server, side by side.
 
-usage: redis-cli-check.py path/to/kvd
+usage: .build/venv/bin/python redis-cli-check.py path/to/kvd   (redis-py: make py-deps)
 
 - interactive `help SET` (redis-cli builds it from COMMAND DOCS) prints the
   same block for both;
 - `redis-cli --stat` shows sane figures for kvd: a key count, memory as
   bytes with a unit (no negative or garbage column), clients, requests;
-- `redis-cli --memkeys` finds the biggest key of each type with no warning.
+- `redis-cli --memkeys` finds the biggest key of each type with no warning;
+- `redis-cli MONITOR` prints the same lines for both (time stamps and client
+  ports aside): plain commands, a script's calls, MULTI/EXEC, a redacted AUTH;
+- `redis-cli -s` and redis-py's `unix_socket_path` reach both through a Unix
+  socket (`--unixsocket`), flagged `U` in CLIENT INFO.
 Every step is bounded; the servers are killed at the end.
 """
 import os
@@ -94,9 +98,79 @@ def stat_lines(port):
     return [l for l in out.decode(errors="replace").splitlines() if re.match(r"^\d", l)]
 
 
+MONITORED = [
+    ["SET", "foo", "bar"],
+    ["GET", "foo"],
+    ["EVAL", "return redis.call('set', KEYS[1], ARGV[1])", "1", "k", "v"],
+    ["AUTH", "not-real"],
+]
+
+
+def monitor_lines(port):
+    """What `redis-cli MONITOR` prints while MONITORED and a MULTI/EXEC run,
+    with the time stamps and client ports replaced by placeholders."""
+    watcher = subprocess.Popen(["redis-cli", "-p", str(port), "monitor"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)  # MONITOR is in place before the commands run
+        for command in MONITORED:
+            subprocess.run(["redis-cli", "-p", str(port)] + command, capture_output=True, timeout=5)
+        transaction = b"MULTI\nSET t 1\nEXEC\n"
+        subprocess.run(["redis-cli", "-p", str(port)], input=transaction, capture_output=True, timeout=5)
+        time.sleep(0.5)
+    finally:
+        watcher.kill()
+    text = watcher.communicate(timeout=5)[0].decode(errors="replace")
+    lines = []
+    for line in text.splitlines():
+        line = re.sub(r"^\d+\.\d+ ", "T ", line)
+        line = re.sub(r"\[(\d+) 127\.0\.0\.1:\d+\]", r"[\1 CLIENT]", line)
+        lines.append(line)
+    return lines
+
+
+def unix_socket_check(kvd_path):
+    """redis-cli -s and redis-py's unix_socket_path against both servers."""
+    import redis as redispy
+    directory = "/tmp/redis-cli-check-%d" % os.getpid()
+    os.makedirs(directory, exist_ok=True)
+    kvd_socket, redis_socket = directory + "/kvd.sock", directory + "/redis.sock"
+    kvd = subprocess.Popen([kvd_path, "--port", str(free_port()), "--save", "", "--unixsocket", kvd_socket,
+                            "--unixsocketperm", "700"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    redis = subprocess.Popen(["redis-server", "--port", "0", "--save", "", "--appendonly", "no",
+                              "--unixsocket", redis_socket, "--unixsocketperm", "700"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for path in (kvd_socket, redis_socket):
+            for _ in range(100):
+                if os.path.exists(path):
+                    break
+                time.sleep(0.1)
+            assert oct(os.stat(path).st_mode & 0o777) == "0o700", "socket permissions: %s" % path
+            out = subprocess.run(["redis-cli", "-s", path, "ping"], capture_output=True, timeout=5).stdout
+            assert out.strip() == b"PONG", "redis-cli -s %s: %r" % (path, out)
+            client = redispy.Redis(unix_socket_path=path, protocol=2, socket_timeout=5)
+            client.set("u", "1")
+            assert client.get("u") == b"1"
+            assert client.client_info()["flags"] == "U", client.client_info()
+            assert client.config_get("unixsocket")["unixsocket"] == path
+            client.close()
+        print("redis-cli -s and redis-py unix_socket_path: served over the Unix socket, flags=U, for both")
+    finally:
+        kvd.kill()
+        redis.kill()
+        kvd.wait(timeout=10)
+        redis.wait(timeout=10)
+        for path in (kvd_socket, redis_socket):
+            if os.path.exists(path):
+                os.unlink(path)
+        os.rmdir(directory)
+
+
 def main():
     kvd_port, redis_port = free_port(), free_port()
-    kvd = subprocess.Popen([sys.argv[1], "--port", str(kvd_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kvd = subprocess.Popen([sys.argv[1], "--port", str(kvd_port), "--save", ""], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
     redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -122,9 +196,15 @@ def main():
         text = memkeys.stdout.decode()
         assert memkeys.returncode == 0 and "Warning" not in text and "5 keys" in text.replace("Sampled ", ""), text
         print("redis-cli --memkeys: every key sized, no warning")
+
+        expected, got = monitor_lines(redis_port), monitor_lines(kvd_port)
+        assert len(expected) >= 8 and got == expected, \
+            "MONITOR differs:\nredis-server: %r\nkvd: %r" % (expected, got)
+        print("redis-cli MONITOR: the same %d lines for kvd as for redis-server" % len(got))
     finally:
         kvd.kill()
         redis.kill()
+    unix_socket_check(sys.argv[1])
 
 
 main()

@@ -34,8 +34,9 @@ pthread_sigmask(SIG_UNBLOCK, &handled, nil)
 let server = Server(options: options, core: EventLoop.main)
 /// Where kvd listens, for its log lines: each address with the port, and the Unix socket.
 func listeningOn(port: Int) -> String {
-    (options.bind.map { $0.hasPrefix("-") ? String($0.dropFirst()) : $0 }.map { ($0.contains(":") ? "[\($0)]" : $0) + ":\(port)" } + (options.unixSocket.map { [$0] } ?? []))
-        .joined(separator: ", ")
+    let addresses = options.bind.map { $0.hasPrefix("-") ? String($0.dropFirst()) : $0 }
+    let tcp = addresses.map { ($0.contains(":") ? "[\($0)]" : $0) + ":\(port)" }
+    return (tcp + (options.unixSocket.map { [$0] } ?? [])).joined(separator: ", ")
 }
 // SHUTDOWN stops kvd as SIGTERM does (it has saved, or was told NOSAVE).
 server.shutdownCommand = { kill(getpid(), SIGTERM) }
