@@ -201,7 +201,9 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
         } else {
             var out = ReplyWriter()
             out.resp3 = run.session.resp3
-            run.dispatcher.execute(request, for: run.session, into: &out)
+            // Counted in INFO commandstats and SLOWLOG on its own clock, as
+            // Redis counts a script's calls.
+            run.dispatcher.executeTimed(request, for: run.session, into: &out)
             reply = out.finish().chunks.flatMap { $0 }
         }
         return false
