@@ -118,6 +118,71 @@ import Testing
         }
     }
 
+    @Test func memoryStatsHasRedissFieldsAndKvdsFigures() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            _ = client.roundTrip("SET plain 1\r\n", replyBytes: 5)
+            _ = client.roundTrip("SET brief 1 EX 100\r\n", replyBytes: 5)
+            _ = client.roundTrip("SELECT 3\r\n", replyBytes: 5)
+            _ = client.roundTrip("SET other 1\r\n", replyBytes: 5)
+            client.send("MEMORY STATS\r\n")
+            guard case .array(let reply) = value(client) else { return #expect(Bool(false), "MEMORY STATS") }
+            let names = stride(from: 0, to: reply.count, by: 2).map { reply[$0] }
+            let fields = Dictionary(
+                stride(from: 0, to: reply.count - 1, by: 2).map { index -> (String, Value) in
+                    guard case .text(let name) = reply[index] else { return ("", reply[index + 1]) }
+                    return (name, reply[index + 1])
+                },
+                uniquingKeysWith: { first, _ in first })
+            // Redis 7.0's fields in its order; a database only when it has keys.
+            let expected =
+                [
+                    "peak.allocated", "total.allocated", "startup.allocated", "replication.backlog", "clients.slaves",
+                    "clients.normal", "cluster.links", "aof.buffer", "lua.caches", "functions.caches", "db.0", "db.3",
+                    "overhead.total", "keys.count", "keys.bytes-per-key", "dataset.bytes", "dataset.percentage",
+                    "peak.percentage", "allocator.allocated", "allocator.active", "allocator.resident",
+                    "allocator-fragmentation.ratio", "allocator-fragmentation.bytes", "allocator-rss.ratio",
+                    "allocator-rss.bytes", "rss-overhead.ratio", "rss-overhead.bytes", "fragmentation",
+                    "fragmentation.bytes",
+                ].map(Value.text)
+            #expect(names == expected)
+            #expect(fields["keys.count"] == .text("3"))
+            // Two keys in db 0, one of them with an expiry: 96 bytes each.
+            let db0: Value = .array(
+                [
+                    "overhead.hashtable.main", "192", "overhead.hashtable.expires", "96",
+                    "overhead.hashtable.slot-to-keys", "0",
+                ].map(Value.text))
+            #expect(fields["db.0"] == db0)
+            guard case .text(let resident) = fields["allocator.resident"] else { return #expect(Bool(false)) }
+            #expect((Int(resident) ?? 0) > 0)
+            if getenv("MAINLOOP_SANITIZED") == nil {
+                guard case .text(let total) = fields["total.allocated"],
+                    case .text(let peak) = fields["peak.allocated"]
+                else { return #expect(Bool(false)) }
+                #expect((Int(total) ?? 0) > 0 && Int(peak) == Int(total))
+            }
+        }
+    }
+
+    @Test func memoryUsageSamplesAsItIsTold() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            // 100 short elements, then one long: the default 5 samples miss
+            // the long one, SAMPLES 0 counts it.
+            client.send(request(["RPUSH", "list"] + (0..<100).map { _ in "x" }))
+            _ = client.readLine()
+            client.send(request(["RPUSH", "list", String(repeating: "y", count: 10_000)]))
+            _ = client.readLine()
+            client.send("MEMORY USAGE list\r\nMEMORY USAGE list SAMPLES 0\r\nMEMORY USAGE list SAMPLES -1\r\n")
+            let sampled = Int(client.readLine().dropFirst().prefix { $0.isNumber }) ?? 0
+            let all = Int(client.readLine().dropFirst().prefix { $0.isNumber }) ?? 0
+            #expect(sampled > 0 && sampled < 10_000)
+            #expect(all > 10_000)
+            #expect(client.readLine() == "-ERR syntax error\r\n")
+        }
+    }
+
     @Test func infoReportsMemoryCpuErrorsAndAverageTTL() throws {
         try withServer { server in
             let client = try TestClient(port: server.port)

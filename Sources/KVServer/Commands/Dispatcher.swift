@@ -37,6 +37,8 @@ public final class Dispatcher {
     private var idleCheck: Scheduled?
     /// CLIENT PAUSE's pause, and the clients it holds.
     var pause = ClientPause()
+    /// MEMORY STATS's figures over time (startup, peak).
+    let memory = MemoryFigures()
     /// Snapshots: settings, INFO's counters, BGSAVE (Persistence/).
     let persistence = Persistence()
     /// What SHUTDOWN calls to stop the server (nil: SHUTDOWN fails, as
