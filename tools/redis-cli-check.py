@@ -10,6 +10,9 @@ usage: .build/venv/bin/python redis-cli-check.py path/to/kvd   (redis-py: make p
 - `redis-cli --memkeys` finds the biggest key of each type with no warning;
 - `redis-cli MONITOR` prints the same lines for both (time stamps and client
   ports aside): plain commands, a script's calls, MULTI/EXEC, a redacted AUTH;
+- the client-side caching commands kvd answers without supporting tracking
+  (TRACKING OFF, TRACKINGINFO, GETREDIR, CACHING, their errors) render the
+  same in RESP2 and RESP3;
 - `redis-cli -s` and redis-py's `unix_socket_path` reach both through a Unix
   socket (`--unixsocket`), flagged `U` in CLIENT INFO.
 Every step is bounded; the servers are killed at the end.
@@ -129,6 +132,26 @@ def monitor_lines(port):
     return lines
 
 
+TRACKING_SCRIPT = """CLIENT TRACKING off
+CLIENT TRACKING maybe
+CLIENT TRACKING
+CLIENT TRACKING off bogus
+CLIENT TRACKING off prefix
+CLIENT TRACKING off bcast noloop
+CLIENT TRACKINGINFO
+CLIENT GETREDIR
+CLIENT CACHING yes
+CLIENT CACHING
+CLIENT TRACKINGINFO x
+CLIENT GETREDIR x
+"""
+
+
+def rendered(port, protocol):
+    return subprocess.run(["redis-cli", "-%d" % protocol, "-p", str(port)], input=TRACKING_SCRIPT.encode(),
+                          capture_output=True, timeout=10).stdout
+
+
 def unix_socket_check(kvd_path):
     """redis-cli -s and redis-py's unix_socket_path against both servers."""
     import redis as redispy
@@ -201,6 +224,12 @@ def main():
         assert len(expected) >= 8 and got == expected, \
             "MONITOR differs:\nredis-server: %r\nkvd: %r" % (expected, got)
         print("redis-cli MONITOR: the same %d lines for kvd as for redis-server" % len(got))
+
+        for protocol in (2, 3):
+            expected, got = rendered(redis_port, protocol), rendered(kvd_port, protocol)
+            assert got == expected, "CLIENT TRACKING and friends differ (RESP%d):\nredis-server: %r\nkvd: %r" % (
+                protocol, expected, got)
+        print("CLIENT TRACKING OFF/TRACKINGINFO/GETREDIR/CACHING: rendered the same as redis-server's, RESP2 and 3")
     finally:
         kvd.kill()
         redis.kill()

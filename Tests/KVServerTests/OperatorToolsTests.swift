@@ -165,6 +165,17 @@ import Testing
         }
     }
 
+    @Test func clientTrackingCannotBeTurnedOnAndSaysSo() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            let refusal = "-ERR CLIENT TRACKING is not supported by kvd: it sends no invalidation messages\r\n"
+            #expect(client.roundTrip("CLIENT TRACKING on\r\n", replyBytes: refusal.utf8.count) == refusal)
+            #expect(client.roundTrip("CLIENT TRACKING on BCAST\r\n", replyBytes: refusal.utf8.count) == refusal)
+            // Still off: the connection's flags and redirect say so.
+            #expect(client.roundTrip("CLIENT GETREDIR\r\n", replyBytes: 5) == ":-1\r\n")
+        }
+    }
+
     @Test func memoryUsageSamplesAsItIsTold() throws {
         try withServer { server in
             let client = try TestClient(port: server.port)
