@@ -280,7 +280,7 @@ extension Dispatcher {
         // Client-side caching is not supported: tracking cannot be turned
         // on, and the rest answers as Redis does for a client without it.
         case "tracking":
-            guard r.count >= 3 else { return _ = arity(3) }
+            guard r.count >= 3 else { return out.error("ERR wrong number of arguments for 'client|tracking' command") }
             guard trackingOptionsAreKnown(r) else { return out.error("ERR syntax error") }
             if equalsIgnoringCase(r.raw(2), "on") {
                 out.error("ERR CLIENT TRACKING is not supported by kvd: it sends no invalidation messages")
