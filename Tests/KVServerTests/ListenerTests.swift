@@ -120,4 +120,15 @@ func temporarySocketPath(_ name: String) -> String {
         // The socket's file goes with the server, as Redis's does.
         #expect(access(path, F_OK) != 0)
     }
+
+    @Test func aUnixSocketAloneIsEnough() throws {
+        let path = temporarySocketPath("alone")
+        try withServer({
+            $0.bind = []
+            $0.unixSocket = path
+        }) { _ in
+            let reply = try exchangeUnix(path: path, "PING\r\n")
+            #expect(reply == "+PONG\r\n")
+        }
+    }
 }

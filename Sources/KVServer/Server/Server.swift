@@ -104,7 +104,8 @@ public final class Server: @unchecked Sendable {
                     unix = (fd, path)
                     fds.append(fd)
                 }
-                guard !fds.isEmpty else {
+                // (A later worker may have none: no TCP, only the Unix socket.)
+                guard !fds.isEmpty || index > 0 else {
                     throw ServerOptions.UsageError(
                         description: "none of the --bind addresses is on this host, and there is no --unixsocket")
                 }
