@@ -279,4 +279,44 @@ import Testing
             #expect(writer.readLine() == "1\r\n")
         }
     }
+
+    @Test func aWritePauseHoldsWritingScriptsAndExecsAnswersBadCommandsAndKeepsExpiredKeys() throws {
+        try withServer { server in
+            let admin = try TestClient(port: server.port)
+            let client = try TestClient(port: server.port)
+            let transaction = try TestClient(port: server.port)
+            transaction.send("MULTI\r\nSET t 1\r\n")
+            #expect(transaction.readLine() == "+OK\r\n")
+            #expect(transaction.readLine() == "+QUEUED\r\n")
+            // The key and the pause in one transaction: the key cannot
+            // expire before the pause starts, however slow the machine.
+            admin.send("MULTI\r\nSET brief 1 PX 100\r\nCLIENT PAUSE 20000 WRITE\r\nEXEC\r\n")
+            for line in ["+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n", "+OK\r\n", "+OK\r\n"] {
+                #expect(admin.readLine() == line)
+            }
+            // A wrong arity is answered at once; a no-writes script runs; a
+            // script without that flag waits, and so does an EXEC that writes.
+            let arity = "-ERR wrong number of arguments for 'set' command\r\n"
+            #expect(client.roundTrip("SET x\r\n", replyBytes: arity.utf8.count) == arity)
+            client.send(request(["EVAL", "#!lua flags=no-writes\nreturn 7", "0"]))
+            #expect(client.readLine() == ":7\r\n")
+            client.send(request(["EVAL", "return 8", "0"]))
+            transaction.send("EXEC\r\n")
+            var waiting = [client.fd, transaction.fd].map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            #expect(poll(&waiting, 2, 300) == 0)
+            // The expired key reads as gone but is not deleted while paused.
+            #expect(admin.roundTrip("GET brief\r\n", replyBytes: 5) == "$-1\r\n")
+            admin.send("INFO stats\r\n")
+            guard case .text(let stats) = value(admin) else { return #expect(Bool(false), "INFO") }
+            #expect(stats.contains("expired_keys:0\r\n"))
+            #expect(admin.roundTrip("CLIENT UNPAUSE\r\n", replyBytes: 5) == "+OK\r\n")
+            #expect(client.readLine() == ":8\r\n")
+            #expect(transaction.readLine() == "*1\r\n")
+            #expect(transaction.readLine() == "+OK\r\n")
+            #expect(admin.roundTrip("GET brief\r\n", replyBytes: 5) == "$-1\r\n")
+            admin.send("INFO stats\r\n")
+            guard case .text(let after) = value(admin) else { return #expect(Bool(false), "INFO") }
+            #expect(after.contains("expired_keys:1\r\n"))
+        }
+    }
 }
