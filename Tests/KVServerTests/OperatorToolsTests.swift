@@ -280,6 +280,21 @@ import Testing
         }
     }
 
+    @Test(arguments: [0, 2]) func aClientThatKillsItselfIsClosedBeforeItsNextRequest(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            // Redis closes it after the KILL's reply: a request sent after
+            // that reply is never answered (a race that a few rounds catch).
+            for _ in 0..<20 {
+                let client = try TestClient(port: server.port)
+                client.send("CLIENT ID\r\n")
+                let id = client.readLine().dropFirst().prefix { $0.isNumber }
+                #expect(client.roundTrip("CLIENT KILL ID \(id) SKIPME no\r\n", replyBytes: 4) == ":1\r\n")
+                client.send("PING\r\n")
+                #expect(client.readAll() == [])
+            }
+        }
+    }
+
     @Test func aWritePauseHoldsWritingScriptsAndExecsAnswersBadCommandsAndKeepsExpiredKeys() throws {
         try withServer { server in
             let admin = try TestClient(port: server.port)

@@ -171,7 +171,13 @@ final class Connection: @unchecked Sendable {
                 id: id, address: unixPath.map { "\($0):0" } ?? socketAddress(fd, peer: true),
                 localAddress: unixPath.map { "\($0):0" } ?? socketAddress(fd, peer: false), fd: fd,
                 viaUnixSocket: unixPath != nil,
-                kill: { try? loop.post { self.kill() } },
+                kill: { [mode] in
+                    // A client that kills itself on the core loop (--io-threads
+                    // 0) is marked inside its own batch, as Redis marks it to
+                    // close after the reply: a posted kill would run after the
+                    // loop's next reads, and its next request be answered.
+                    if mode == .onCore && self.processing { self.kill() } else { try? loop.post { self.kill() } }
+                },
                 resume: { replies in try? loop.post { self.unparked(replies) } }, outlet: worker.outlet,
                 subscriberMark: subscriberMark, figures: figures))
         try resumeReading()
