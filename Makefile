@@ -77,7 +77,7 @@ test-kvd: py-deps
 	$(BOUND) 600 $(SWIFT) build --product kvd
 	$(BOUND) 300 bash tools/kvd-smoke.sh .build/debug/kvd
 	$(BOUND) 300 bash tools/redis-py-check.sh .build/debug/kvd
-	$(BOUND) 120 python3 tools/redis-cli-check.py .build/debug/kvd
+	$(BOUND) 120 $(VENV)/bin/python tools/redis-cli-check.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/rdb-interop.py .build/debug/kvd
 	$(BOUND) 900 bash tools/compat.sh .build/debug/kvd
 	$(BOUND) 300 python3 tools/scale-out.py check .build/debug/kvd

@@ -4,8 +4,16 @@ import Glibc
 
 /// What kvd is told on its command line.
 public struct ServerOptions: Sendable {
-    /// The IPv4 address to listen on.
-    public var bind = "127.0.0.1"
+    /// The addresses to listen on, in Redis's `bind` syntax: IPv4 or IPv6
+    /// (`*` and `::*` for any), a leading `-` for one that is skipped when
+    /// this host lacks it (`["127.0.0.1", "-::1"]`). Empty: no TCP at all
+    /// (then `unixSocket` must be set).
+    public var bind = ["127.0.0.1"]
+    /// Redis's `unixsocket`: a Unix-domain socket to listen on too.
+    public var unixSocket: String?
+    /// Redis's `unixsocketperm` (octal on the command line; 0: what the
+    /// umask leaves).
+    public var unixSocketPermissions: UInt32 = 0
     /// The TCP port; 0 lets the kernel choose (see ``Server/port``).
     public var port = 6380
     /// I/O worker loops. 0 serves I/O on the keyspace's own loop, as Redis
@@ -80,7 +88,12 @@ public struct ServerOptions: Sendable {
     /// `kvd --help`.
     public static let usage = """
         usage: kvd [options]
-          --bind ADDRESS     IPv4 address to listen on (default 127.0.0.1)
+          --bind ADDRESS ... addresses to listen on, IPv4 or IPv6, as Redis's bind:
+                             * and ::* for any, a leading - for one this host may
+                             lack ("127.0.0.1 -::1"; default 127.0.0.1)
+          --unixsocket PATH  listen on a Unix socket too (its clients count as local)
+          --unixsocketperm OCTAL
+                             the Unix socket's permissions (e.g. 700)
           --port PORT        TCP port (default 6380; 0 picks a free one)
           --io-threads N     I/O worker loops; 0 serves I/O on the keyspace's own loop,
                              as Redis does (default: 0 on up to 2 cores, else cores - 1)
@@ -166,7 +179,22 @@ public struct ServerOptions: Sendable {
         while index < arguments.count {
             switch arguments[index] {
             case "--help", "-h": return nil
-            case "--bind": options.bind = try value("--bind")
+            case "--bind":
+                // Redis's: one argument with spaces, or several arguments.
+                var words = try value("--bind").split(separator: " ").map(String.init)
+                while index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") {
+                    index += 1
+                    words += arguments[index].split(separator: " ").map(String.init)
+                }
+                _ = try ListenAddress.parse(words)
+                options.bind = words
+            case "--unixsocket": options.unixSocket = try value("--unixsocket")
+            case "--unixsocketperm":
+                let text = try value("--unixsocketperm")
+                guard let permissions = UInt32(text, radix: 8), permissions <= 0o777 else {
+                    throw UsageError(description: "--unixsocketperm takes octal permissions such as 700, got '\(text)'")
+                }
+                options.unixSocketPermissions = permissions
             case "--port": options.port = try number("--port", 0...65535)
             case "--io-threads": options.ioThreads = try number("--io-threads", 0...256)
             case "--max-clients": options.maxClients = try number("--max-clients", 1...1_000_000)

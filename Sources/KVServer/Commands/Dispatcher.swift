@@ -37,6 +37,8 @@ public final class Dispatcher {
     private var idleCheck: Scheduled?
     /// CLIENT PAUSE's pause, and the clients it holds.
     var pause = ClientPause()
+    /// MEMORY STATS's figures over time (startup, peak).
+    let memory = MemoryFigures()
     /// Snapshots: settings, INFO's counters, BGSAVE (Persistence/).
     let persistence = Persistence()
     /// What SHUTDOWN calls to stop the server (nil: SHUTDOWN fails, as
@@ -46,6 +48,11 @@ public final class Dispatcher {
     /// Unchecked as the session's fields are: read by every request, on the
     /// core's thread only.
     @exclusivity(unchecked) var inExec = false
+    /// The batch being run and the number of the request running, for
+    /// CLIENT LIST's `qbuf` (nil between batches: a shared parser buffer
+    /// must not be held past its batch).
+    @exclusivity(unchecked) private(set) var runningBatch: RequestBatch?
+    @exclusivity(unchecked) private(set) var runningIndex = 0
     /// This dispatcher on its loop, for the timer of the parked clients'
     /// deadlines (set by CoreHop; nil for a dispatcher without a loop,
     /// whose parked clients wait without a deadline). It holds the
@@ -195,12 +202,17 @@ public final class Dispatcher {
         // that fans out a lot hands the rest back, as a large reply does.
         let pushedBefore = pubsub.outbox.byteCount
         let (batchStart, batchUnix) = (previous, unixMilliseconds())
-        defer { clock.fixed = nil }
+        runningBatch = batch
+        defer {
+            clock.fixed = nil
+            runningBatch = nil
+        }
         batch.forEach { request in
             // A paused client's batch stops before the command the pause
             // holds; it goes on from there when the pause ends.
             if pause.active && pauseHolds(request, of: session) { return false }
             clock.fixed = batchUnix + Int64((previous - batchStart) / 1_000_000)
+            runningIndex = executed
             let errors = out.errorCount
             let command = executeSilencing(request, for: session, into: &out)
             var now = monotonicNanoseconds()

@@ -135,6 +135,25 @@ public struct RequestBatch: Sendable {
         }
     }
 
+    /// The bytes the requests from number `first` on took in RESP (as a
+    /// client sends them, `*N` and `$len` headers included): what of this
+    /// read is still to run (CLIENT LIST's `qbuf`).
+    func encodedSize(from first: Int) -> Int {
+        func digits(_ n: Int) -> Int { n < 10 ? 1 : 1 + digits(n / 10) }
+        var total = 0
+        var start = first > 0 && first <= ends.count ? ends[first - 1] : 0
+        for end in ends.dropFirst(first) {
+            total += 3 + digits(end - start)
+            for span in spans[start..<end] { total += 5 + digits(span.count) + span.count }
+            start = end
+        }
+        return total
+    }
+
+    /// Argument bytes of every request, plus a pointer's size per argument:
+    /// Redis's `multi-mem` for a MULTI queue.
+    var argumentMemory: Int { spans.reduce(0) { $0 + $1.count } + spans.count * MemoryLayout<Int>.size }
+
     /// The requests after the first `count`, as a batch of their own.
     func dropping(first count: Int) -> RequestBatch {
         guard count > 0 else { return self }

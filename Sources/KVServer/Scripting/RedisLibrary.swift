@@ -17,6 +17,10 @@ let commandsRefusedToScripts: Set<String> = [
     "subscribe", "ssubscribe", "psubscribe", "unsubscribe", "sunsubscribe", "punsubscribe", "monitor",
 ]
 
+/// Redis 7.0's MAY_REPLICATE commands, a flag COMMAND INFO does not show:
+/// a read-only script may not call them, and CLIENT PAUSE WRITE holds them.
+let mayReplicateCommands: Set<String> = ["eval", "evalsha", "fcall", "pfcount", "publish", "spublish"]
+
 /// What a read-only script may not call (Redis 7.0's `write` flag, for kvd's commands).
 let writeCommands: Set<String> = [
     "rename", "renamenx", "unlink", "set", "getset", "del", "incr", "decr", "incrby", "decrby", "append", "mset",
@@ -194,14 +198,18 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
         }
         if commandsRefusedToScripts.contains(command.name) {
             refusal = "This Redis command is not allowed from script"
-        } else if run.readOnly && writeCommands.contains(command.name) {
+        } else if run.readOnly
+            && (writeCommands.contains(command.name) || mayReplicateCommands.contains(command.name))
+        {
             refusal = "Write commands are not allowed from read-only scripts."
         } else if writeCommands.contains(command.name) && !engine.activity.beginWrite() {
             killed = true  // SCRIPT KILL was accepted first: the script stops unwritten
         } else {
             var out = ReplyWriter()
             out.resp3 = run.session.resp3
-            run.dispatcher.execute(request, for: run.session, into: &out)
+            // Counted in INFO commandstats and SLOWLOG on its own clock, as
+            // Redis counts a script's calls.
+            run.dispatcher.executeTimed(request, for: run.session, into: &out)
             reply = out.finish().chunks.flatMap { $0 }
         }
         return false

@@ -46,6 +46,12 @@ final class Databases: RandomAccessCollection {
     /// expiry share the 2 ms budget equally, the first of them taking turns.
     /// True when some database stopped on its budget with expired keys
     /// still turning up.
+    /// CLIENT PAUSE: no key is deleted for its expiry until `until` (Unix
+    /// ms; 0 ends it), lazily or actively.
+    func pauseExpiry(until: Int64) {
+        for database in keyspaces { database.expiryPausedUntil = until }
+    }
+
     func expireCycle() -> Bool {
         for database in keyspaces { database.shrinkIfSparse() }
         let volatile = keyspaces.indices.filter { keyspaces[$0].expiresCount > 0 }

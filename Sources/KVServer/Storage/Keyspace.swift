@@ -110,6 +110,9 @@ public final class Keyspace {
     private var randomState: UInt64 = 0x9E37_79B9_7F4A_7C15
     /// How many keys expired (lazily or actively).
     @exclusivity(unchecked) public internal(set) var expiredKeys = 0
+    /// Until when (Unix ms) expired keys are kept, not deleted: CLIENT
+    /// PAUSE's end (0: no pause).
+    var expiryPausedUntil: Int64 = 0
     /// No key ever stored was longer: a longer key is absent without being
     /// hashed (EXISTS of a 300 MB key costs nothing). It never shrinks.
     @exclusivity(unchecked) private var longestKey = 0
@@ -253,6 +256,9 @@ public final class Keyspace {
     private func liveIndex(_ key: UnsafeRawBufferPointer, now: Int64) -> KeyTable.Index? {
         guard let index = find(key) else { return nil }
         if let deadline = entries[at: index].expiresAt, deadline <= now {
+            // During CLIENT PAUSE the data set stays as it is: the key reads
+            // as gone and is deleted once the pause ends, as in Redis.
+            if now < expiryPausedUntil { return nil }
             delete(at: index)
             expiredKeys += 1
             return nil
@@ -610,6 +616,7 @@ public final class Keyspace {
     public func expireCycle(budget: UInt64 = 2_000_000) -> Bool {
         let start = monotonicNanoseconds()
         let now = unixMilliseconds()
+        guard now >= expiryPausedUntil else { return false }
         var removed = 0
         while let (deadline, handle) = expiry.first, deadline <= now {
             guard let index = entries.index(forKey: .stored(expiry.key(handle))) else {
