@@ -11,7 +11,8 @@ import Glibc
 
 /// What scripts may not call (Redis 7.0's `noscript` flag, for kvd's commands).
 let commandsRefusedToScripts: Set<String> = [
-    "hello", "auth", "client", "reset", "quit", "function", "multi", "exec", "discard", "watch", "unwatch",
+    "hello", "auth", "client", "reset", "quit", "function", "fcall", "fcall_ro", "multi", "exec", "discard", "watch",
+    "unwatch",
     "eval", "evalsha", "eval_ro", "evalsha_ro", "script", "config", "latency",
     "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "save", "bgsave", "shutdown",
     "subscribe", "ssubscribe", "psubscribe", "unsubscribe", "sunsubscribe", "punsubscribe", "monitor",

@@ -68,6 +68,9 @@ public final class ScriptActivity: Sendable {
         return false
     }
 
+    /// Core: the running script is a function (FCALL), not an EVAL.
+    var runsFunction: Bool { word.load(ordering: .relaxed) & ScriptActivity.function != 0 }
+
     /// Core: SCRIPT KILL (or FUNCTION KILL) was accepted for this script.
     var killRequested: Bool { word.load(ordering: .acquiring) & ScriptActivity.killed != 0 }
 
