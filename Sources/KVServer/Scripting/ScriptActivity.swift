@@ -30,6 +30,10 @@ public final class ScriptActivity: Sendable {
     /// call, `string.rep` say, where no hook runs).
     private let startedAt = Atomic<Int64>(0)
     private let threshold = Atomic<Int64>(0)
+    /// What FUNCTION STATS shows of a running function: set by the core
+    /// before the function starts, read by the threads that answer while
+    /// it is busy.
+    private let stats = FunctionStatsBox()
 
     private static let running: UInt64 = 1
     private static let busy: UInt64 = 2
@@ -40,12 +44,14 @@ public final class ScriptActivity: Sendable {
 
     // MARK: The core's side
 
-    /// Core: a script (or a function, with `function`) starts.
-    func begin(function: Bool, threshold: Int64) {
+    /// Core: a script (or a function, with `function`: FUNCTION STATS's
+    /// view of it) starts.
+    func begin(function: RunningFunction?, threshold: Int64) {
+        stats.set(function)
         startedAt.store(monotonicMilliseconds(), ordering: .relaxed)
         self.threshold.store(threshold, ordering: .relaxed)
         let generation = (word.load(ordering: .relaxed) >> 8) &+ 1
-        let kind = function ? ScriptActivity.function : 0
+        let kind = function != nil ? ScriptActivity.function : 0
         word.store(generation << 8 | ScriptActivity.running | kind, ordering: .releasing)
     }
 
@@ -76,6 +82,7 @@ public final class ScriptActivity: Sendable {
 
     /// Core: the script returned or was stopped.
     func end() {
+        stats.set(nil)
         word.store(word.load(ordering: .relaxed) & ~0xFF, ordering: .releasing)
     }
 
@@ -130,6 +137,10 @@ public final class ScriptActivity: Sendable {
         switch command.name {
         case "quit":
             out.ok()
+        case "function" where equalsIgnoringCase(r.raw(1), "stats"):
+            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'function|stats' command") }
+            guard let running = stats.get() else { return out.error(busyError) }
+            running.write(durationMilliseconds: monotonicMilliseconds() - startedAt.load(ordering: .relaxed), &out)
         case "script" where equalsIgnoringCase(r.raw(1), "kill"), "function" where equalsIgnoringCase(r.raw(1), "kill"):
             guard r.count == 2 else {
                 return out.error("ERR wrong number of arguments for '\(command.name)|kill' command")
@@ -165,5 +176,68 @@ public final class ScriptActivity: Sendable {
             if exchanged { return out.ok() }
             current = seen
         }
+    }
+}
+
+/// A running function as FUNCTION STATS shows it.
+struct RunningFunction: Sendable {
+    let name: [UInt8]
+    /// The FCALL that runs it.
+    let command: [[UInt8]]
+    /// The libraries and functions there are (they cannot change while it runs).
+    let libraries: Int
+    let functions: Int
+
+    /// FUNCTION STATS's reply (in RESP2's shapes: a connection's own
+    /// thread does not know its protocol).
+    func write(durationMilliseconds: Int64, _ out: inout ReplyWriter) {
+        out.mapHeader(2)
+        out.bulk("running_script")
+        out.mapHeader(3)
+        out.bulk("name")
+        out.bulk(name)
+        out.bulk("command")
+        out.arrayHeader(command.count)
+        for argument in command { out.bulk(argument) }
+        out.bulk("duration_ms")
+        out.integer(Int(durationMilliseconds))
+        out.bulk("engines")
+        out.mapHeader(1)
+        out.bulk("LUA")
+        out.mapHeader(2)
+        out.bulk("libraries_count")
+        out.integer(libraries)
+        out.bulk("functions_count")
+        out.integer(functions)
+    }
+}
+
+/// One `RunningFunction?` behind a mutex (pthread's: Synchronization's
+/// Mutex draws false reports from the thread sanitizer, Guarantees.md).
+private final class FunctionStatsBox: @unchecked Sendable {
+    /// Guarded by `mutex`.
+    private var value: RunningFunction?
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        return mutex
+    }()
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func set(_ new: RunningFunction?) {
+        pthread_mutex_lock(mutex)
+        value = new
+        pthread_mutex_unlock(mutex)
+    }
+
+    func get() -> RunningFunction? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return value
     }
 }

@@ -72,10 +72,6 @@ final class ScriptEngine {
     /// The script that runs: its SHA (or its function's name), when it
     /// started, its threshold, and whether it is busy yet.
     private var current: (sha: String, startedAt: Int64, threshold: Int64, busy: Bool)?
-    /// The command that runs the current function (FUNCTION STATS shows it).
-    private(set) var currentCommand: [[UInt8]] = []
-    /// When the current script started (monotonic ms), nil between scripts.
-    var currentStart: Int64? { current?.startedAt }
     /// Compiled scripts, by their lowercase SHA-1.
     private(set) var cache: [String: CachedScript] = [:]
     /// math.random's generator: it goes on from one script to the next.
@@ -287,13 +283,17 @@ final class ScriptEngine {
             luaPushArray(L, arguments)
             argumentCount = 2
         }
-        let isFunction: Bool
-        if case .function = target { isFunction = true } else { isFunction = false }
+        var running: RunningFunction?
+        if case .function(let name, _) = target {
+            let libraries = run.dispatcher.databases.functions
+            running = RunningFunction(
+                name: name, command: command, libraries: libraries.libraries.count,
+                functions: libraries.functions.count)
+        }
         let sha = target.name
-        currentCommand = command
         self.run = run
         let threshold = Int64(run.dispatcher.databases.limits.busyReplyThreshold)
-        activity.begin(function: isFunction, threshold: threshold)
+        activity.begin(function: running, threshold: threshold)
         current = (sha, monotonicMilliseconds(), threshold, false)
         memory.pointee.limit = memory.pointee.used + ScriptEngine.scriptMemoryLimit
         kvd_lua_sethook(L, scriptHook, Unmanaged.passUnretained(self).toOpaque(), LUA_MASKCOUNT, 100_000)
@@ -306,7 +306,6 @@ final class ScriptEngine {
             log("kvd: the slow script \(sha) ended after \(now - current.startedAt) ms")
         }
         current = nil
-        currentCommand = []
         activity.end()
         self.run = nil
         runsSinceCollection += 1
