@@ -43,7 +43,7 @@ let luaSandboxSource = """
                            'error'}) do
       S[name] = G[name]
     end
-    for _, name in ipairs({'string', 'table', 'math', 'coroutine', 'redis', 'cjson', 'bit'}) do
+    for _, name in ipairs({'string', 'table', 'math', 'coroutine', 'redis', 'cjson', 'bit', 'cmsgpack'}) do
       S[name] = readonly(G[name])
     end
 

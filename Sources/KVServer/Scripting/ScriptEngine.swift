@@ -132,6 +132,7 @@ final class ScriptEngine {
         kvd_lua_openlibrary(L, luaopen_debug, LUA_DBLIBNAME)
         kvd_lua_openmodule(L, luaopen_cjson, "cjson")
         kvd_lua_openmodule(L, luaopen_bit, "bit")
+        installMessagePack(L)
         installRedisLibrary(L, context: Unmanaged.passUnretained(self).toOpaque())
         if functions { installLibraryAPI(L, context: Unmanaged.passUnretained(self).toOpaque()) }
         let source = Array(luaSandboxSource.utf8)
