@@ -98,6 +98,15 @@ final class ScriptEngine {
         memory.deallocate()
     }
 
+    /// INFO memory's lines about scripts, by Redis's names: the cached
+    /// scripts, the functions, and both interpreters' heap together.
+    func infoLines(_ libraries: FunctionLibraries) -> [String] {
+        [
+            "used_memory_vm_total:\(memory.pointee.used)", "number_of_cached_scripts:\(cache.count)",
+            "number_of_functions:\(libraries.functions.count)", "number_of_libraries:\(libraries.libraries.count)",
+        ]
+    }
+
     /// SCRIPT FLUSH: every cached script is forgotten, and the interpreter
     /// (with anything scripts left in it) is replaced.
     func flush() {
