@@ -184,7 +184,7 @@ extension Dispatcher {
         case .success(let found): codes = found
         case .failure(let error): return out.error(bytes: error.message)
         }
-        if let error = databases.functions.restore(codes, policy: policy, engine: scripts) {
+        if let error = databases.functions.restore(codes, policy: policy, engine: scripts, timeout: loadTimeout) {
             return out.error(bytes: error.message)
         }
         databases.fence.changes += 1

@@ -143,12 +143,17 @@ final class FunctionLibraries {
     }
 
     /// FUNCTION RESTORE and a snapshot's libraries: compiles each of
-    /// `codes` (no timeout: it is data, as in Redis), then adds them all
-    /// under `policy`, or none. Returns the error reply, nil on success.
-    func restore(_ codes: [[UInt8]], policy: RestorePolicy, engine: ScriptEngine) -> ScriptError? {
+    /// `codes`, then adds them all under `policy`, or none. Returns the
+    /// error reply, nil on success. `timeout` bounds each library's load
+    /// (nil: none, for a snapshot, as in Redis; Redis has none for
+    /// FUNCTION RESTORE either, where kvd keeps FUNCTION LOAD's, so that a
+    /// client's payload cannot hold the core for ever).
+    func restore(
+        _ codes: [[UInt8]], policy: RestorePolicy, engine: ScriptEngine, timeout: Int64? = nil
+    ) -> ScriptError? {
         let incoming = FunctionLibraries()
         for code in codes {
-            if case .failure(let error) = incoming.create(code, replace: false, engine: engine, timeout: nil) {
+            if case .failure(let error) = incoming.create(code, replace: false, engine: engine, timeout: timeout) {
                 incoming.flush(engine: engine)
                 return error
             }

@@ -63,7 +63,7 @@ enum FunctionPayload {
             do {
                 codes.append(try RDBLoader.functionCode(type, input))
             } catch {
-                return .failure(ScriptError("ERR \(error.description)"))
+                return .failure(ScriptError("ERR Failed loading library payload"))
             }
             consumed = input.offset
         }
