@@ -41,12 +41,6 @@ UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash 
 # skipped for both servers alike so the comparison stays like for like:
 # keyspace notifications (notify-keyspace-events).
 SKIPS=(--skiptest "/Keyspace notifications")
-# And unit/multi's four "... and script timeout" tests: while a script is
-# busy, kvd answers MULTI and EXEC with BUSY (its sessions live on the core
-# the script holds; Kvd.md says so) where Redis queues or aborts them, and
-# each of those tests then fails before its SCRIPT KILL, leaving the script
-# running: every later test of the run would get BUSY.
-MULTI_SKIPS=(--skiptest "/and script timeout")
 # COMPAT_UNITS="unit/a unit/b" runs only those files (a vendored file not
 # in the list above is measured, not gated by make test).
 if [ -n "${COMPAT_UNITS:-}" ]; then read -r -a UNITS <<<"$COMPAT_UNITS"; fi
@@ -79,7 +73,6 @@ run_suite() {
         local args=(--host 127.0.0.1 --port "$port" --baseport "$BASEPORT" --singledb --ignore-encoding --ignore-digest --durable --tags "$TAGS")
         args+=(--single "$unit")
         [ "$unit" = unit/pubsub ] && args+=("${SKIPS[@]}")
-        [ "$unit" = unit/multi ] && args+=("${MULTI_SKIPS[@]}")
         local status=0
         (cd "$copy" && timeout -k 10 900 ./runtest "${args[@]}") >"$WORK/$name.log" 2>&1 || status=$?
         sed 's/\x1b\[[0-9;]*m//g' "$WORK/$name.log" >"$WORK/$name.unit.txt"

@@ -98,18 +98,28 @@ public final class ScriptActivity: Sendable {
 
     /// The replies to `batch` while a script is busy, or nil when none is
     /// (the batch then goes to the core as usual). Any thread.
-    func answer(_ batch: RequestBatch) -> Replies? {
+    /// `transaction`: the client's MULTI, which MULTI, EXEC and DISCARD
+    /// change here as Redis lets them while a script is busy.
+    func answer(_ batch: RequestBatch, transaction: inout TransactionShadow) -> Replies? {
         guard isBusy else { return nil }
         var out = ReplyWriter()
         batch.forEach { request in
-            answer(request, &out)
+            let errors = out.errorCount
+            let passed = answer(request, &transaction, &out)
+            // Redis's rejectCommand: a refused command marks the
+            // transaction it was sent in (EXEC then aborts).
+            if out.errorCount > errors && !passed && transaction.open { transaction.changes.refused = true }
             return true
         }
-        return out.finish()
+        var replies = out.finish()
+        replies.inTransaction = transaction.open
+        return replies
     }
 
-    private func answer(_ r: Request, _ out: inout ReplyWriter) {
-        guard !r.isEmpty else { return }
+    /// Answers one request; true when the command ran as Redis runs it
+    /// while busy (its error, if any, is its own, not a refusal).
+    private func answer(_ r: Request, _ transaction: inout TransactionShadow, _ out: inout ReplyWriter) -> Bool {
+        guard !r.isEmpty else { return true }
         let function = word.load(ordering: .acquiring) & ScriptActivity.function != 0
         let busyError =
             function
@@ -120,7 +130,8 @@ public final class ScriptActivity: Sendable {
         // script, which holds the core), as in Redis.
         if equalsIgnoringCase(r.raw(0), "shutdown") {
             guard r.indices.dropFirst().contains(where: { equalsIgnoringCase(r.raw($0), "nosave") }) else {
-                return out.error(busyError)
+                out.error(busyError)
+                return false
             }
             let line = "kvd: SHUTDOWN NOSAVE while a script was busy: exiting now\n"
             _ = line.withCString { write(1, $0, strlen($0)) }
@@ -129,26 +140,59 @@ public final class ScriptActivity: Sendable {
         // What Redis checks before the busy gate: the command exists, its
         // arity (and a container's subcommand and its arity).
         guard let command = Dispatcher.command(named: r.raw(0)) else {
-            return out.error(bytes: unknownCommandMessage(r))
+            out.error(bytes: unknownCommandMessage(r))
+            return false
         }
         guard command.accepts(r.count) else {
-            return out.error("ERR wrong number of arguments for '\(command.name)' command")
+            out.error("ERR wrong number of arguments for '\(command.name)' command")
+            return false
         }
         switch command.name {
         case "quit":
             out.ok()
+        // The transaction commands Redis lets through (MULTI, DISCARD), and
+        // EXEC, which it refuses by aborting the transaction.
+        case "multi":
+            guard !transaction.open else {
+                out.error("ERR MULTI calls can not be nested")
+                return true
+            }
+            transaction.open = true
+            transaction.changes.opened = true
+            transaction.changes.refused = false
+            out.ok()
+        case "discard":
+            guard transaction.open else {
+                out.error("ERR DISCARD without MULTI")
+                return true
+            }
+            transaction.discard()
+            out.ok()
+        case "exec":
+            transaction.discard()
+            out.error("EXECABORT Transaction discarded because of: \(busyError)")
+            return true
         case "function" where equalsIgnoringCase(r.raw(1), "stats"):
-            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'function|stats' command") }
-            guard let running = stats.get() else { return out.error(busyError) }
+            guard r.count == 2 else {
+                out.error("ERR wrong number of arguments for 'function|stats' command")
+                return false
+            }
+            guard let running = stats.get() else {
+                out.error(busyError)
+                return false
+            }
             running.write(durationMilliseconds: monotonicMilliseconds() - startedAt.load(ordering: .relaxed), &out)
         case "script" where equalsIgnoringCase(r.raw(1), "kill"), "function" where equalsIgnoringCase(r.raw(1), "kill"):
             guard r.count == 2 else {
-                return out.error("ERR wrong number of arguments for '\(command.name)|kill' command")
+                out.error("ERR wrong number of arguments for '\(command.name)|kill' command")
+                return false
             }
             kill(function: command.name == "function", &out)
         default:
             out.error(busyError)
+            return false
         }
+        return true
     }
 
     /// SCRIPT KILL / FUNCTION KILL (`function`): Redis's answers, in its order.
@@ -176,6 +220,43 @@ public final class ScriptActivity: Sendable {
             if exchanged { return out.ok() }
             current = seen
         }
+    }
+}
+
+/// A connection's view of its client's MULTI, for the answers its own
+/// thread gives while a script is busy (Redis lets MULTI and DISCARD
+/// through then, aborts EXEC, and marks a transaction whose command it
+/// refused): the state as the core last reported it (`Replies.inTransaction`)
+/// and as those answers left it, and the changes the core applies to the
+/// session before the client's next batch runs (no command of the client
+/// runs on the core in between: its batches are answered here until the
+/// script ends). Connection's thread only.
+struct TransactionShadow {
+    /// What the answers did, in the order the core applies them.
+    struct Changes: Sendable {
+        /// The transaction there was (and the WATCHes) were dropped: EXEC's abort, DISCARD.
+        var discarded = false
+        /// A transaction was opened after that: MULTI.
+        var opened = false
+        /// A command was refused inside the open transaction: EXEC will abort.
+        var refused = false
+    }
+
+    /// The client is in MULTI.
+    var open = false
+    var changes = Changes()
+
+    /// EXEC's abort and DISCARD: no transaction, no WATCH.
+    mutating func discard() {
+        open = false
+        changes = Changes(discarded: true, opened: false, refused: false)
+    }
+
+    /// The changes since the last call, nil when there were none.
+    mutating func takeChanges() -> Changes? {
+        guard changes.discarded || changes.opened || changes.refused else { return nil }
+        defer { changes = Changes() }
+        return changes
     }
 }
 
