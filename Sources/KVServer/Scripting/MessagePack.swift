@@ -13,7 +13,8 @@ import CLua
 /// How deep tables nest before they pack as nil (LUACMSGPACK_MAX_NESTING).
 private let packDepth = 16
 /// How deep a payload's arrays and maps may nest when unpacked (kvd's
-/// bound: the decoder recurses on the core's stack; Redis's has none).
+/// bound: the decoder recurses on the core's stack; Redis's stops where
+/// Lua's stack does, near 8,000, with the same "stack overflow" error).
 private let unpackDepth = 1000
 
 /// Installs the global `cmsgpack` table on `L`.
@@ -208,11 +209,14 @@ private func encodeNumber(_ number: Double, _ out: inout [UInt8]) {
 /// Why a payload could not be unpacked (the library's two messages).
 private enum UnpackError: Error {
     case missingBytes, badFormat
+    /// Nested past `unpackDepth`, in an array (or a map).
+    case tooDeep(map: Bool)
 
     var message: String {
         switch self {
         case .missingBytes: "Missing bytes in input."
         case .badFormat: "Bad data format in input."
+        case .tooDeep(let map): "stack overflow (in function mp_decode_to_lua_\(map ? "hash" : "array"))"
         }
     }
 }
@@ -263,9 +267,10 @@ private func unpack(_ L: OpaquePointer, limit: Int, offset: Int, all: Bool) -> I
 }
 
 /// Pushes the value encoded at `position`, which ends past it.
-private func decode(_ L: OpaquePointer, _ input: [UInt8], _ position: inout Int, depth: Int) throws(UnpackError) {
-    guard depth < unpackDepth else { throw .badFormat }
-    guard lua_checkstack(L, 4) != 0 else { throw .badFormat }
+private func decode(
+    _ L: OpaquePointer, _ input: [UInt8], _ position: inout Int, depth: Int, inMap: Bool = false
+) throws(UnpackError) {
+    guard depth < unpackDepth, lua_checkstack(L, 4) != 0 else { throw .tooDeep(map: inMap) }
     func take(_ count: Int) throws(UnpackError) -> ArraySlice<UInt8> {
         guard input.count - position >= count else { throw .missingBytes }
         defer { position += count }
@@ -293,8 +298,8 @@ private func decode(_ L: OpaquePointer, _ input: [UInt8], _ position: inout Int,
     func map(_ count: Int) throws(UnpackError) {
         lua_createtable(L, 0, Int32(clamping: min(count, (input.count - position) / 2)))
         for _ in 0..<count {
-            try decode(L, input, &position, depth: depth + 1)
-            try decode(L, input, &position, depth: depth + 1)
+            try decode(L, input, &position, depth: depth + 1, inMap: true)
+            try decode(L, input, &position, depth: depth + 1, inMap: true)
             // A nil key cannot be stored (Lua would raise): the pair is dropped.
             if lua_type(L, -2) == LuaType.nil || (lua_type(L, -2) == LuaType.number && lua_tonumber(L, -2).isNaN) {
                 kvd_lua_pop(L, 2)
