@@ -1,9 +1,11 @@
-// ScriptEngine.swift: the Lua interpreter behind EVAL, one per dispatcher,
-// living on the core loop's thread like the databases it scripts (so a
-// script is one job on the core: nothing else touches the keyspace while
-// it runs, which is what makes it atomic, as in Redis). It keeps the script
-// cache (SHA-1 to compiled function), builds the sandbox, and runs a script
-// with KEYS and ARGV, turning its result or its error into the reply.
+// ScriptEngine.swift: the Lua interpreters behind EVAL and FCALL, one of
+// each per dispatcher, living on the core loop's thread like the databases
+// they script (so a script is one job on the core: nothing else touches the
+// keyspace while it runs, which is what makes it atomic, as in Redis). It
+// keeps the script cache (SHA-1 to compiled function), builds the sandbox,
+// runs a library's code for FUNCTION LOAD, and runs a script (with KEYS and
+// ARGV) or a function (with its keys and arguments), turning its result or
+// its error into the reply.
 import CLua
 import Glibc
 
