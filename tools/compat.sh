@@ -3,7 +3,8 @@
 # in the same run, with the stock harness in its external-server mode. The
 # harness and the test files (strings, counters, keyspace, expiry, hashes,
 # sets, lists, sorted sets, MULTI, SCAN, pub/sub, SLOWLOG, INFO, the bit
-# commands, the latency monitor, introspection, CLIENT PAUSE) are
+# commands, the latency monitor, introspection, CLIENT PAUSE, scripting
+# (EVAL, and the same tests run as functions) and functions) are
 # vendored in compat/redis-7.0.15
 # (BSD-3-Clause, its COPYING beside them); nothing is fetched at run time.
 # One change to them: unit/pubsubshard's first block loses its
@@ -34,34 +35,26 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/zset unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/latency-monitor unit/bitfield unit/introspection unit/introspection-2 unit/pause)
+UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/zset unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/latency-monitor unit/bitfield unit/introspection unit/introspection-2 unit/pause unit/scripting unit/functions)
 # Tests of features kvd documents as absent (README, "Not supported"),
 # skipped for both servers alike so the comparison stays like for like:
 # keyspace notifications (notify-keyspace-events).
 SKIPS=(--skiptest "/Keyspace notifications")
-# And unit/multi's four "... and script timeout" tests: while a script is
-# busy, kvd answers MULTI and EXEC with BUSY (its sessions live on the core
-# the script holds; Kvd.md says so) where Redis queues or aborts them, and
-# each of those tests then fails before its SCRIPT KILL, leaving the script
-# running: every later test of the run would get BUSY.
-MULTI_SKIPS=(--skiptest "/and script timeout")
 # unit/introspection: the tests of features the README lists as absent:
-# functions (FCALL), eviction (maxmemory, maxmemory-clients), replication
+# eviction (maxmemory, maxmemory-clients), replication
 # (repl-backlog-size, replicaof/slaveof), listeners that move at run time
 # (CONFIG SET port to another port), and Redis's debugging knob
 # key-load-delay (slow loading, which kvd's DEBUG-less build has no use for).
 INTROSPECTION_SKIPS=(
-    --skiptest "MONITOR can log commands issued by functions"
     --skiptest "CONFIG SET with multiple args"
     --skiptest "CONFIG SET rollback on set error"
     --skiptest "CONFIG SET rollback on apply error"
     --skiptest "CONFIG GET multiple args"
     --skiptest "CONFIG GET hidden configs"
 )
-# unit/pause: PFADD/PFCOUNT (HyperLogLog) and FUNCTION LOAD (functions).
+# unit/pause: PFADD/PFCOUNT (HyperLogLog).
 PAUSE_SKIPS=(
     --skiptest "Test special commands are paused by RO"
-    --skiptest "Test RO scripts are not blocked by pause RO"
 )
 # unit/introspection-2: commands kvd lacks (streams' XREAD and XGROUP, SORT,
 # SORT_RO, MIGRATE, GEORADIUS, CLUSTER; GETKEYSANDFLAGS asks about SORT) and
@@ -106,7 +99,6 @@ run_suite() {
         local args=(--host 127.0.0.1 --port "$port" --baseport "$BASEPORT" --singledb --ignore-encoding --ignore-digest --durable --tags "$TAGS")
         args+=(--single "$unit")
         [ "$unit" = unit/pubsub ] && args+=("${SKIPS[@]}")
-        [ "$unit" = unit/multi ] && args+=("${MULTI_SKIPS[@]}")
         [ "$unit" = unit/introspection ] && args+=("${INTROSPECTION_SKIPS[@]}")
         [ "$unit" = unit/introspection-2 ] && args+=("${INTROSPECTION2_SKIPS[@]}")
         [ "$unit" = unit/pause ] && args+=("${PAUSE_SKIPS[@]}")

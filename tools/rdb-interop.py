@@ -8,6 +8,9 @@
     answers the same, key by key (TYPE, whole contents, PTTL within the time between the reads, plus a second).
 (b) redis-server SAVEs the same dataset (its compact encodings, LZF and
     integer-encoded strings) and kvd started on it answers the same.
+    Both datasets hold a function library (FUNCTION LOAD; Redis saves its
+    code LZF-compressed): FUNCTION LIST WITHCODE and an FCALL answer the
+    same after the move, both ways.
 (c) kvd refuses to start on a truncated file and on one with a wrong
     checksum, with a message that says which; a stream is refused by name.
 (d) BGSAVE writes the data as of its start while writes go on, and
@@ -98,6 +101,8 @@ def populate(r):
         r.expire(p + b"set-large", 100_000)
         r.expire(p + b"zset-small", 5000)
     r.execute_command("SELECT", 0)
+    r.execute_command("FUNCTION", "LOAD", "#!lua name=interop\n-- " + "padding " * 30 + "\n"
+                      "redis.register_function('interop_f', function(keys, args) return 'from ' .. args[1] end)")
 
 
 def contents(r, key, kind):
@@ -127,6 +132,9 @@ def dump(r):
             value = replies[2 * index]
             data[(db, key)] = (kind, sorted(value) if kind == b"set" else value, replies[2 * index + 1])
     r.execute_command("SELECT", 0)
+    libraries = r.execute_command("FUNCTION", "LIST", "WITHCODE")
+    called = r.execute_command("FCALL", "interop_f", 0, "x") if libraries else None
+    data[(-1, b"functions")] = (b"functions", (libraries, called), -1)
     data[None] = time.monotonic()
     return data
 
@@ -145,7 +153,9 @@ def compare(expected, got, what):
             raise SystemExit(f"FAIL {what}: {key} is {gkind!r} {str(gvalue)[:200]}, expected {kind!r} {str(value)[:200]}")
         if (ttl < 0) != (gttl < 0) or abs(ttl - gttl) > slack:
             raise SystemExit(f"FAIL {what}: {key} has PTTL {gttl}, expected {ttl}")
-    print(f"ok: {what}: {len(expected)} keys, in {len({db for db, _ in expected})} databases, answer the same")
+    keys = [key for key in expected if key[0] >= 0]
+    functions = " and the function library" if expected.get((-1, b"functions"), (0, ([], 0)))[1][0] else ""
+    print(f"ok: {what}: {len(keys)} keys, in {len({db for db, _ in keys})} databases{functions}, answer the same")
 
 
 def stop(process):

@@ -120,6 +120,18 @@ import Testing
         #expect(contents(target) == contents(source))
     }
 
+    @Test func functionLibrariesTravelInTheSnapshotAndLoadBack() throws {
+        let source = connected()
+        let code = "#!lua name=lib\nredis.register_function('f', function(keys, args) return 'saved' end)"
+        #expect(run(source, "FUNCTION", "LOAD", code) == "$3\r\nlib\r\n")
+        let bytes = try image(source.databases)
+        let target = connected()
+        let summary = try RDBLoader.load(RDBInput(bytes: bytes), into: target.databases, now: unixMilliseconds())
+        #expect(summary.libraries == [Array(code.utf8)])
+        #expect(target.databases.functions.restore(summary.libraries, policy: .append, engine: target.scripts) == nil)
+        #expect(run(target, "FCALL", "f", "0") == "$5\r\nsaved\r\n")
+    }
+
     @Test func aTruncatedOrAlteredFileIsRefusedSayingWhy() throws {
         let source = connected()
         fill(source)

@@ -187,6 +187,7 @@ public final class Dispatcher {
         _ batch: RequestBatch, client: Int = 0, replyBuffer: inout [UInt8]
     ) -> (Replies, rest: RequestBatch?) {
         let session = sessions.session(client)
+        if let changes = batch.transactionChanges { apply(changes, to: session) }
         let clock = databases.clock
         var out = ReplyWriter(reusing: &replyBuffer)
         out.resp3 = session.resp3
@@ -236,7 +237,9 @@ public final class Dispatcher {
             return out.byteCount + pubsub.outbox.byteCount - pushedBefore < Dispatcher.replyBudget
         }
         stats.counters.publish(commands: stats.commandsProcessed, keys: databases.keyCount)
-        return (out.finish(), executed < batch.count ? batch.dropping(first: executed) : nil)
+        var replies = out.finish()
+        replies.inTransaction = session.transaction != nil
+        return (replies, executed < batch.count ? batch.dropping(first: executed) : nil)
     }
 
     /// Runs one request; returns the command's `id` when its handler ran

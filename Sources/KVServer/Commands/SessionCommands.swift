@@ -49,24 +49,6 @@ let sessionCommands: [Command] = [
         out.simple("RESET")
     },
     Command("quit", arity: -1, keys: .none, flags: [.noAuth, .transactionControl]) { _, _, _, out in out.ok() },
-    Command("function", arity: -2, keys: .none) { _, _, r, out in
-        // kvd has no functions, so flushing them succeeds truthfully.
-        if equalsIgnoringCase(r[1], "flush") {
-            guard r.count == 2 || (r.count == 3 && flushOptionsAreValid(Request(rebasing: r[1...]))) else {
-                return out.error("ERR syntax error")
-            }
-            return out.ok()
-        }
-        // A function never runs, so none is busy (a busy script's KILL is
-        // answered before it reaches the core: ScriptActivity.swift).
-        if equalsIgnoringCase(r[1], "kill") {
-            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'function|kill' command") }
-            return out.error("NOTBUSY No scripts in execution right now.")
-        }
-        out.error(
-            bytes: Array("ERR FUNCTION ".utf8) + r[1].prefix(128)
-                + Array(" is not supported: kvd has no functions (only FUNCTION FLUSH and KILL are)".utf8))
-    },
 ]
 
 /// FLUSHDB/FLUSHALL take nothing, ASYNC or SYNC.

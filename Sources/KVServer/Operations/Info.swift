@@ -44,7 +44,7 @@ struct Info {
                 "blocked_clients:\(dispatcher.blocked.count + dispatcher.pause.held.count)", "tracking_clients:0",
             ]
         },
-        InfoSection(name: "Memory", inDefault: true) { _ in memoryLines() },
+        InfoSection(name: "Memory", inDefault: true) { memoryLines() + $0.scripts.infoLines($0.databases.functions) },
         InfoSection(name: "Persistence", inDefault: true) { $0.persistence.infoLines($0.databases) },
         InfoSection(name: "Stats", inDefault: true) { dispatcher in
             [

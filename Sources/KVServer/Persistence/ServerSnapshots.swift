@@ -23,6 +23,13 @@ extension Persistence {
         let started = monotonicNanoseconds()
         do {
             guard let summary = try file.load(into: dispatcher.databases) else { return nil }
+            if let error = dispatcher.databases.functions.restore(
+                summary.libraries, policy: .append, engine: dispatcher.scripts)
+            {
+                return PersistenceError(
+                    "cannot load the snapshot: Failed loading library, \(String(decoding: error.message, as: UTF8.self))"
+                )
+            }
             persistence.loaded = summary
             dispatcher.databases.fence.changes = 0
             let seconds = Double(monotonicNanoseconds() - started) / 1e9

@@ -59,10 +59,13 @@ final class SnapshotFence {
 struct Snapshot: @unchecked Sendable {
     /// Each database's entries, by database index.
     let databases: [KeyTable]
+    /// The function libraries' codes (FUNCTION LOAD's).
+    let functionLibraries: [[UInt8]]
 
     /// The view of `databases` now (the fence must be opened with it).
     init(_ databases: Databases) {
         self.databases = databases.map { $0.snapshotEntries }
+        functionLibraries = databases.functions.ordered.map(\.code)
     }
 }
 

@@ -17,6 +17,9 @@ public struct Replies: Sendable {
     public var last: [UInt8]
     /// Their total size.
     public var byteCount: Int
+    /// The client is in MULTI after them (a connection needs it for the
+    /// answers its own thread gives while a script is busy).
+    public var inTransaction = false
 
     /// Every chunk, in order.
     public var chunks: [[UInt8]] { sealed + [last] }

@@ -34,6 +34,9 @@ public struct RequestBatch: Sendable {
     private(set) var spans: [ArgumentSpan] = []
     /// `ends[i]` is the index in `spans` just past request `i`.
     private(set) var ends: [Int] = []
+    /// What the connection's own answers did to its client's MULTI while a
+    /// script was busy, for the core to apply before the batch runs.
+    var transactionChanges: TransactionShadow.Changes?
 
     /// An empty batch.
     public init() {}

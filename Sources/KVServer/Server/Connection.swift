@@ -111,6 +111,9 @@ final class Connection: @unchecked Sendable {
     /// buffer (no copy), is executed at once and refilled; a worker copies
     /// the arguments into it, hands it to the core and starts a new one.
     @exclusivity(unchecked) private var batch = RequestBatch()
+    /// The client's MULTI as the core last reported it, and what this
+    /// connection's answers did to it while a script was busy.
+    @exclusivity(unchecked) private var transaction = TransactionShadow()
     /// The buffer of the last replies, once they were all sent: the next
     /// batch's replies are written into it (on the core loop).
     @exclusivity(unchecked) private var spareReplyBuffer: [UInt8] = []
@@ -341,10 +344,22 @@ final class Connection: @unchecked Sendable {
         exchange = .awaiting
         // A script holds the core past its busy threshold: Redis's answers
         // come from here, now, instead of a late run after the script.
-        if let replies = hop.scripts.answer(batch) {
+        if let replies = hop.scripts.answer(batch, transaction: &transaction) {
             self.batch.removeAll(releasing: Reclaimer.release)
             return receive(replies, rest: nil)
         }
+        if let changes = transaction.takeChanges() {
+            // Rare (a MULTI, EXEC or DISCARD answered while a script was
+            // busy): the copy is not worth avoiding.
+            var changed = batch
+            changed.transactionChanges = changes
+            return hand(changed)
+        }
+        hand(batch)
+    }
+
+    /// Hands `batch` to the core: runs it in place, or posts it from a worker.
+    private func hand(_ batch: RequestBatch) {
         switch mode {
         case .onCore:
             let (replies, rest, parked) = hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
@@ -382,6 +397,7 @@ final class Connection: @unchecked Sendable {
         earlyResume = nil
         let parked = parked && resumed == nil
         exchange = parked ? .parked : .idle
+        transaction.open = replies.inTransaction
         guard ending != .closed else { return }  // the peer went away meanwhile
         heldBatch = rest
         if ending != .aborted {

@@ -14,6 +14,8 @@ final class Databases: RandomAccessCollection {
     let limits = EncodingLimits()
     /// Whether a snapshot is being written, shared by every database.
     let fence = SnapshotFence()
+    /// The function libraries (FUNCTION LOAD): saved with the keys, kept by FLUSHALL.
+    let functions = FunctionLibraries()
     /// The databases, by index.
     private let keyspaces: [Keyspace]
     /// When active expiry runs next, and whether it runs at all.
