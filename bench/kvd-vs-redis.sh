@@ -22,6 +22,14 @@ echo "Hashes, lists, sets and sorted sets:"
 echo
 KVD_BENCH=collections python3 bench/kvd-vs-redis.py .build/release/kvd "$ROUNDS" "$N"
 echo
+echo "With the append-only file (--appendonly yes --appendfsync everysec, both servers):"
+echo
+KVD_BENCH=aof python3 bench/kvd-vs-redis.py .build/release/kvd "$ROUNDS" "$N"
+echo
+echo "Snapshots of 1M keys (BGSAVE's stall, load time):"
+echo
+python3 bench/persistence-bench.py .build/release/kvd
+echo
 echo "Heap allocations per request in steady state (kvd-allocations, release build):"
 echo
 .build/release/kvd-allocations | sed 's/^kvd /- /'

@@ -3,7 +3,8 @@
 # in the same run, with the stock harness in its external-server mode. The
 # harness and the test files (strings, counters, keyspace, expiry, hashes,
 # sets, lists, sorted sets, MULTI, SCAN, pub/sub, SLOWLOG, INFO, the bit
-# commands, the latency monitor; introspection, introspection-2 and pause
+# commands, the latency monitor, unit/other (the one file of 7.0.15 whose
+# tests carry needs:save: SAVE of every type, which runs); introspection, introspection-2 and pause
 # too, measured with COMPAT_UNITS but not gated: kvd passes too few) are
 # vendored in compat/redis-7.0.15
 # (BSD-3-Clause, its COPYING beside them); nothing is fetched at run time.
@@ -35,7 +36,7 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/zset unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/latency-monitor unit/bitfield)
+UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/zset unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/latency-monitor unit/bitfield unit/other)
 # Tests of features kvd documents as absent (README, "Not supported"),
 # skipped for both servers alike so the comparison stays like for like:
 # keyspace notifications (notify-keyspace-events).
