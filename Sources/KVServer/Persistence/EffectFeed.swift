@@ -6,23 +6,28 @@
 // blocking pops) add what they did themselves. Core loop only, shared by
 // a dispatcher's databases like their clock.
 //
-// One top-level command's effects are gathered in `pending` and moved to
-// `ready` when it ends, wrapped in MULTI/EXEC when they are more than one
-// (a script, a transaction, a lazy expiry before a write), so a replay
-// applies all of them or, for a torn tail, none. `ready` is what the next
-// write(2) sends (AppendOnlyFile.flush), once per core job.
+// One top-level command's effects are committed when it ends, wrapped in
+// MULTI/EXEC when they are more than one (a script, a transaction, a lazy
+// expiry before a write), so a replay applies all of them or, for a torn
+// tail, none. What is committed is what the next write(2) sends
+// (AppendOnlyFile.flush), once per core job.
+
+private let multi = Array("*1\r\n$5\r\nMULTI\r\n".utf8)
+private let exec = Array("*1\r\n$4\r\nEXEC\r\n".utf8)
 
 /// The effects of writes, as RESP commands for the append-only file.
 final class EffectFeed {
     /// Effects are gathered (an append-only file is open); off, nothing here costs more than this test.
     var isOn = false
-    /// The effects of every finished command not written yet.
-    private(set) var ready: [UInt8] = []
-    /// The effects of the top-level command under way.
-    private var pending: [UInt8] = []
-    /// How many commands `pending` holds (SELECTs not counted).
+    /// The effects not written yet: those of finished commands (up to
+    /// `pendingStart`), then those of the top-level command under way.
+    /// One buffer, so a lone command's effect is never copied on commit.
+    private var buffer: [UInt8] = []
+    /// Where the command under way's effects start in `buffer`.
+    private var pendingStart = 0
+    /// How many commands the command under way logged (SELECTs not counted).
     private var pendingCount = 0
-    /// The database the stream (`ready` then `pending`) last selected (-1: none yet).
+    /// The database the stream (finished, then pending effects) last selected (-1: none yet).
     private var selected = -1
     /// Keys deleted because they expired, ever: a command's own changes are
     /// those of `SnapshotFence.changes` less these.
@@ -57,41 +62,36 @@ final class EffectFeed {
         pendingCount += 1
     }
 
-    /// The top-level command ended: its effects join `ready`, in a
-    /// MULTI/EXEC when there is more than one (or `transaction`: an EXEC
-    /// with at least one).
+    /// The top-level command ended: its effects join the finished ones,
+    /// in a MULTI/EXEC when there is more than one (or `transaction`: an
+    /// EXEC with at least one).
     func commit(transaction: Bool = false) {
-        guard pendingCount > 0 else {
-            ready.append(contentsOf: pending)  // a lone SELECT is harmless
-            pending.removeAll(keepingCapacity: true)
-            return
+        if pendingCount > 1 || (transaction && pendingCount > 0) {
+            buffer.insert(contentsOf: multi, at: pendingStart)
+            buffer.append(contentsOf: exec)
         }
-        if pendingCount > 1 || transaction {
-            ready.append(contentsOf: Array("*1\r\n$5\r\nMULTI\r\n".utf8))
-            ready.append(contentsOf: pending)
-            ready.append(contentsOf: Array("*1\r\n$4\r\nEXEC\r\n".utf8))
-        } else {
-            ready.append(contentsOf: pending)
-        }
-        pending.removeAll(keepingCapacity: true)
+        pendingStart = buffer.count
         pendingCount = 0
     }
 
-    /// Hands over what is ready (the file writes it), leaving an empty buffer.
-    func take(into buffer: inout [UInt8]) {
-        if buffer.isEmpty {
-            swap(&buffer, &ready)
+    /// Hands over the finished effects (the file writes them); call after
+    /// `commit`, with nothing pending. Leaves `into`'s old buffer, emptied, in its place.
+    func take(into destination: inout [UInt8]) {
+        precondition(pendingStart == buffer.count, "EffectFeed.take: a command's effects are still pending")
+        if destination.isEmpty {
+            swap(&destination, &buffer)
         } else {
-            buffer.append(contentsOf: ready)
-            ready.removeAll(keepingCapacity: true)
+            destination.append(contentsOf: buffer)
+            buffer.removeAll(keepingCapacity: true)
         }
+        pendingStart = 0
     }
 
     /// A new file starts (a rewrite's new incr file): its first effect selects its database again.
     func forgetSelection() { selected = -1 }
 
-    /// Whether anything waits to be written.
-    var hasReady: Bool { !ready.isEmpty }
+    /// Whether finished effects wait to be written.
+    var hasReady: Bool { pendingStart > 0 }
 
     private func selectIfNeeded(_ database: Int) {
         guard database != selected else { return }
@@ -103,16 +103,19 @@ final class EffectFeed {
     }
 
     private func appendHeader(_ count: Int) {
-        pending.append(UInt8(ascii: "*"))
-        appendDecimal(count, to: &pending)
-        pending.append(contentsOf: [13, 10])
+        buffer.append(UInt8(ascii: "*"))
+        appendDecimal(count, to: &buffer)
+        buffer.append(13)
+        buffer.append(10)
     }
 
     private func appendBulk(_ bytes: UnsafeRawBufferPointer) {
-        pending.append(UInt8(ascii: "$"))
-        appendDecimal(bytes.count, to: &pending)
-        pending.append(contentsOf: [13, 10])
-        pending.append(bytes: bytes)
-        pending.append(contentsOf: [13, 10])
+        buffer.append(UInt8(ascii: "$"))
+        appendDecimal(bytes.count, to: &buffer)
+        buffer.append(13)
+        buffer.append(10)
+        buffer.append(bytes: bytes)
+        buffer.append(13)
+        buffer.append(10)
     }
 }

@@ -54,6 +54,8 @@ extension Dispatcher {
     /// several: EXEC's and a script's are one unit on replay).
     func loggingEffects(_ command: Command, _ request: Request, _ session: ClientSession, _ body: () -> Void) {
         let feed = databases.feed
+        // What active expiry logged since the last command is a unit of its own.
+        if effectDepth == 0 { feed.commit() }
         let (changesBefore, expiredBefore, handledBefore) = (databases.fence.changes, feed.expirations, feed.handled)
         feed.handled = false
         effectDepth += 1
@@ -76,6 +78,13 @@ extension Dispatcher {
 
     private func logEffect(_ rule: EffectRule, _ request: Request, _ ks: Keyspace) {
         let feed = ks.feed
+        switch rule {
+        case .verbatim, .always, .itself: return feed.add(ks.index, request)
+        // SET without a relative expiry replays as it was (the hot path: no lookup).
+        case .setWithExpiry(let value) where value == 2 && !hasRelativeExpiry(request):
+            return feed.add(ks.index, request)
+        default: break
+        }
         let key = request[1]
         // The key's state after the command (`now: .min`: not expired here).
         let entry = ks.lookup(key, now: .min)
@@ -85,8 +94,6 @@ extension Dispatcher {
             feed.add(ks.index, [word("PEXPIREAT"), key, decimalText(deadline)])
         case .setWithExpiry(let value):
             guard let entry else { return feed.add(ks.index, [word("DEL"), key]) }
-            // SET without a relative expiry replays as it was.
-            if value == 2 && !hasRelativeExpiry(request) { return feed.add(ks.index, request) }
             var effect = [word("SET"), key, request[value]]
             if let deadline = entry.expiresAt { effect += [word("PXAT"), decimalText(deadline)] }
             feed.add(ks.index, effect)
@@ -100,8 +107,7 @@ extension Dispatcher {
         case .hashIncrByFloat:
             guard case .hash(let hash)? = entry?.collection, let value = hash.value(of: request.raw(2)) else { return }
             feed.add(ks.index, [word("HSET"), key, request[2], Array(value)])
-        case .verbatim, .always, .itself:
-            feed.add(ks.index, request)
+        case .verbatim, .always, .itself: break
         }
     }
 
