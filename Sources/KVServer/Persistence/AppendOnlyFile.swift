@@ -62,8 +62,9 @@ final class AppendOnlyFile {
     var lastRewriteSeconds = -1
     /// BGREWRITEAOF asked for one while a BGSAVE ran: it starts when that ends.
     var rewriteScheduled = false
-    /// Rewrites done (`aof_rewrites`).
+    /// Rewrites done (`aof_rewrites`), and failed since the last that succeeded.
     var rewrites = 0
+    var rewriteFailures = 0
     /// A rewrite that CONFIG SET appendonly yes started: the files become the AOF only when it is done.
     var turningOn = false
 
@@ -242,6 +243,7 @@ final class AppendOnlyFile {
             "aof_current_rewrite_time_sec:\(current)",
             "aof_last_bgrewrite_status:\(lastRewriteOK ? "ok" : "err")",
             "aof_rewrites:\(rewrites)",
+            "aof_rewrites_consecutive_failures:\(rewriteFailures)",
             "aof_last_write_status:\(lastWriteOK ? "ok" : "err")",
         ]
         if fd >= 0 {

@@ -97,6 +97,7 @@ extension Dispatcher {
             aof.turningOn = false
             aof.baseSize = size
             aof.rewrites += 1
+            aof.rewriteFailures = 0
             aof.lastRewriteOK = true
             for entry in [old.base].compactMap({ $0 }) + old.history + old.increments
             where entry != base && entry != increment {
@@ -106,6 +107,7 @@ extension Dispatcher {
         } catch {
             unlink(temporary)
             aof.lastRewriteOK = false
+            aof.rewriteFailures += 1
             persistenceLog("Background AOF rewrite failed: \(error)")
             if aof.turningOn {
                 aof.turningOn = false

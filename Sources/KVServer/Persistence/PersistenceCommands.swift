@@ -45,8 +45,9 @@ let persistenceCommands: [Command] = [
         guard aof.rewriteStarted == nil else {
             return out.error("ERR Background append only file rewriting already in progress")
         }
-        // One background job at a time, as Redis: after the BGSAVE.
-        if dispatcher.persistence.inProgress {
+        // One background job at a time, as Redis: after the BGSAVE; and
+        // inside EXEC after it (its effects are one unit in the old file).
+        if dispatcher.persistence.inProgress || dispatcher.inExec {
             aof.rewriteScheduled = true
             return out.simple("Background append only file rewriting scheduled")
         }
