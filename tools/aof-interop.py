@@ -17,6 +17,10 @@
     aof_last_write_status:err and writes get Redis's MISCONF error.
 (e) CONFIG SET appendonly yes starts the AOF with a rewrite; the data is
     all there after kill -9 and a restart with --appendonly yes.
+(f) that rewrite, started while a BGSAVE of 180k elements is written and
+    followed at once by writes, gives a base as of its start (the two
+    copy-on-write views overlap): dump.rdb holds the data before the
+    writes, the appendonlydir the data after, each loaded by redis-server.
 Usage: aof-interop.py path/to/kvd
 """
 import os, shutil, subprocess, sys, tempfile, threading, time
@@ -220,6 +224,34 @@ try:
     kvd, r, _ = start_kvd(e)
     compare(expected, dump(r), "the AOF started by CONFIG SET appendonly yes, after kill -9")
     stop(kvd)
+
+    # (f) a rewrite's point in time while writes go on, overlapping a BGSAVE
+    f = os.path.join(WORK, "f"); os.mkdir(f)
+    kvd, r, _ = launch(WORK, PROCESSES, "kvd", [KVD, "--dir", f, "--save", ""])
+    r.rpush("list", *range(100_000))
+    r.hset("hash", mapping={f"f{i}": i for i in range(50_000)})
+    r.mset({f"k{i}": i for i in range(30_000)})
+    before = dump(r)
+    assert r.bgsave()
+    r.config_set("appendonly", "yes")  # its rewrite's view overlaps the BGSAVE's
+    r.rpush("list", "after"); r.hset("hash", "after", 1); r.set("k1", "after"); r.delete("k2"); r.set("new", 1)
+    for _ in range(400):
+        info = r.info("persistence")
+        if info["rdb_bgsave_in_progress"] == 0 and info["aof_rewrite_in_progress"] == 0: break
+        time.sleep(0.05)
+    assert info["rdb_last_bgsave_status"] == "ok" and info["aof_last_bgrewrite_status"] == "ok", info
+    after = dump(r)
+    stop(kvd)
+    snap = os.path.join(WORK, "f-rdb"); os.mkdir(snap)
+    shutil.copy(os.path.join(f, "dump.rdb"), os.path.join(snap, "dump.rdb"))
+    server, r, _ = launch(WORK, PROCESSES, "redis", ["redis-server", "--bind", "127.0.0.1", "--dir", snap, "--save", "",
+                                                     "--appendonly", "no"])
+    compare(before, dump(r), "a BGSAVE overlapping an AOF rewrite, both while the keys changed, holds its start")
+    stop(server)
+    check_aof(f, "the appendonlydir of a rewrite that ran while the keys changed")
+    server, r, _ = start_redis(f)
+    compare(after, dump(r), "that appendonlydir loaded by redis-server 7.0.15 (base as of the rewrite + incr)")
+    stop(server)
 finally:
     for process in PROCESSES:
         if process.poll() is None:
