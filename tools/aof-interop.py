@@ -17,7 +17,9 @@
     aof_last_write_status:err and writes get Redis's MISCONF error.
 (e) CONFIG SET appendonly yes starts the AOF with a rewrite; the data is
     all there after kill -9 and a restart with --appendonly yes.
-(f) that rewrite, started while a BGSAVE of 180k elements is written and
+(f) with aof-use-rdb-preamble no the base is RESP commands, which
+    redis-check-aof, redis-server and kvd accept alike.
+(g) a rewrite started while a BGSAVE of 180k elements is written and
     followed at once by writes, gives a base as of its start (the two
     copy-on-write views overlap): dump.rdb holds the data before the
     writes, the appendonlydir the data after, each loaded by redis-server.
@@ -92,6 +94,36 @@ def effects(r, port, tag):
     r.execute_command("SELECT", 0)
 
 
+def rewritten(r):
+    """Waits for the rewrite under way (BGREWRITEAOF, CONFIG SET appendonly yes) to end."""
+    for _ in range(200):
+        if r.info("persistence")["aof_rewrite_in_progress"] == 0: return
+        time.sleep(0.05)
+    raise SystemExit("FAIL: the AOF rewrite never ended")
+
+
+def rewritten_dataset(process, r, tag):
+    """The dataset, a BGREWRITEAOF, then the effect writes; the server is killed; returns what it held."""
+    populate(r)
+    assert r.bgrewriteaof()
+    rewritten(r)
+    effects(r, port_of(r), tag)
+    expected = dump(r)
+    stop(process)
+    return expected
+
+
+def loaded_alike(directory, expected, what):
+    """redis-check-aof accepts the directory, and redis-server then kvd started on it answer `expected`."""
+    check_aof(directory, what)
+    server, r, _ = start_redis(directory)
+    compare(expected, dump(r), what + " loaded by redis-server 7.0.15")
+    stop(server)
+    kvd, r, _ = start_kvd(directory)
+    compare(expected, dump(r), what + " loaded by kvd after kill -9")
+    stop(kvd)
+
+
 def check_aof(directory, what):
     manifest = os.path.join(directory, "appendonlydir", "appendonly.aof.manifest")
     check = subprocess.run(["redis-check-aof", manifest], capture_output=True, text=True)
@@ -123,33 +155,17 @@ try:
     populate(r)
     effects(r, port_of(r), "before")
     assert r.bgrewriteaof()
-    for _ in range(200):
-        if r.info("persistence")["aof_rewrite_in_progress"] == 0: break
-        time.sleep(0.05)
+    rewritten(r)
     assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
     effects(r, port_of(r), "after")
     r.delete("db0:str")
     expected = dump(r)
     stop(kvd)
-    check_aof(a, "kvd's appendonlydir (RDB base after BGREWRITEAOF, then an incr file)")
-    server, r, _ = start_redis(a)
-    compare(expected, dump(r), "kvd's appendonlydir loaded by redis-server 7.0.15")
-    stop(server)
-    kvd, r, _ = start_kvd(a)
-    compare(expected, dump(r), "kvd's appendonlydir loaded by kvd after kill -9")
-    stop(kvd)
+    loaded_alike(a, expected, "kvd's appendonlydir (RDB base after BGREWRITEAOF, then an incr file)")
 
     # (b) redis-server -> kvd
     b = os.path.join(WORK, "b"); os.mkdir(b)
-    server, r, _ = start_redis(b)
-    populate(r)
-    assert r.bgrewriteaof()
-    for _ in range(200):
-        if r.info("persistence")["aof_rewrite_in_progress"] == 0: break
-        time.sleep(0.05)
-    effects(r, port_of(r), "redis")
-    expected = dump(r)
-    stop(server)
+    expected = rewritten_dataset(*start_redis(b)[:2], "redis")
     kvd, r, _ = start_kvd(b)
     compare(expected, dump(r), "redis-server's appendonlydir (listpacks, intsets in its base) loaded by kvd")
     stop(kvd)
@@ -214,9 +230,7 @@ try:
     kvd, r, _ = launch(WORK, PROCESSES, "kvd", [KVD, "--dir", e, "--save", ""])
     populate(r)
     r.config_set("appendonly", "yes")
-    for _ in range(200):
-        if r.info("persistence")["aof_rewrite_in_progress"] == 0: break
-        time.sleep(0.05)
+    rewritten(r)
     effects(r, port_of(r), "on")
     expected = dump(r)
     stop(kvd)
@@ -225,7 +239,14 @@ try:
     compare(expected, dump(r), "the AOF started by CONFIG SET appendonly yes, after kill -9")
     stop(kvd)
 
-    # (f) a rewrite's point in time while writes go on, overlapping a BGSAVE
+    # (f) a RESP base (aof-use-rdb-preamble no)
+    g = os.path.join(WORK, "resp"); os.mkdir(g)
+    expected = rewritten_dataset(*start_kvd(g, "--aof-use-rdb-preamble", "no")[:2], "resp")
+    if not any(name.endswith(".base.aof") for name in os.listdir(os.path.join(g, "appendonlydir"))):
+        raise SystemExit("FAIL: aof-use-rdb-preamble no wrote no RESP base")
+    loaded_alike(g, expected, "kvd's appendonlydir with a RESP base (aof-use-rdb-preamble no)")
+
+    # (g) a rewrite's point in time while writes go on, overlapping a BGSAVE
     f = os.path.join(WORK, "f"); os.mkdir(f)
     kvd, r, _ = launch(WORK, PROCESSES, "kvd", [KVD, "--dir", f, "--save", ""])
     r.rpush("list", *range(100_000))

@@ -65,6 +65,8 @@ public struct ServerOptions: Sendable {
     public var appendFilename = "appendonly.aof"
     public var appendDirname = "appendonlydir"
     public var aofLoadTruncated = true
+    /// `aof-use-rdb-preamble`: a rewrite's base is an RDB file (else RESP commands).
+    public var aofUseRDBPreamble = true
 
     /// Limits on one client's unsent replies.
     public struct OutputBufferLimit: Sendable, Equatable {
@@ -138,9 +140,9 @@ public struct ServerOptions: Sendable {
           --aof-load-truncated yes|no
                              load a log whose last command is cut short, up to
                              that command (default yes)
-          --aof-use-rdb-preamble yes
-                             the base a rewrite writes is an RDB file (the only
-                             form kvd writes; it loads RESP bases too)
+          --aof-use-rdb-preamble yes|no
+                             a rewrite's base is an RDB file, or RESP commands
+                             (default yes)
           --help             this text
         Signals: SIGTERM and SIGINT stop gracefully (stop accepting, answer what
         was read, close, save dump.rdb when save points are set, exit 0),
@@ -252,12 +254,7 @@ public struct ServerOptions: Sendable {
                 }
             case "--appendonly": options.appendOnly = try yesNo("--appendonly")
             case "--aof-load-truncated": options.aofLoadTruncated = try yesNo("--aof-load-truncated")
-            case "--aof-use-rdb-preamble":
-                // The base a rewrite writes is always an RDB file (Redis's default).
-                guard try yesNo("--aof-use-rdb-preamble") else {
-                    throw UsageError(
-                        description: "--aof-use-rdb-preamble no is not supported: kvd's AOF base is an RDB file")
-                }
+            case "--aof-use-rdb-preamble": options.aofUseRDBPreamble = try yesNo("--aof-use-rdb-preamble")
             case "--appendfsync":
                 let text = try value("--appendfsync")
                 guard let policy = AppendFsync(rawValue: text.lowercased()) else {

@@ -295,6 +295,5 @@ extension ConfigParameter {
         // kvd's fixed behaviour: no eviction.
         fixed("maxmemory", .memory(0...longMax), "0"),
         fixed("maxmemory-policy", .text, "noeviction"),
-        fixed("aof-use-rdb-preamble", .bool, "yes"),
     ]
 }

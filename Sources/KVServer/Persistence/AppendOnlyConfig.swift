@@ -28,6 +28,13 @@ extension ConfigParameter {
             },
             get: { $0.appendOnly.loadTruncated ? "yes" : "no" }),
         ConfigParameter(
+            name: "aof-use-rdb-preamble", kind: .bool,
+            access: .settable { dispatcher, value in
+                dispatcher.appendOnly.useRDBPreamble = value.bool
+                return nil
+            },
+            get: { $0.appendOnly.useRDBPreamble ? "yes" : "no" }),
+        ConfigParameter(
             name: "auto-aof-rewrite-percentage", kind: .integer(0...Int(Int32.max)),
             access: .settable { dispatcher, value in
                 dispatcher.appendOnly.autoRewritePercentage = value.integer

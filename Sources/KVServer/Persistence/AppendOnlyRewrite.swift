@@ -52,15 +52,18 @@ extension Dispatcher {
         persistenceLog("Background append only file rewriting started")
         let baseSequence = (aof.manifest.base?.sequence ?? 0) + 1
         let base = AppendOnlyManifest.Entry(
-            name: AppendOnlyManifest.baseName(aof.fileName, baseSequence, rdb: true), sequence: baseSequence)
+            name: AppendOnlyManifest.baseName(aof.fileName, baseSequence, rdb: aof.useRDBPreamble),
+            sequence: baseSequence)
         let temporary = "\(directory)/temp-rewriteaof-bg-\(getpid()).aof"
+        let rdb = aof.useRDBPreamble
         guard let owner else {
-            finishAppendOnlyRewrite(AppendOnlyFile.writeBase(snapshot, to: temporary), base, increment, temporary)
+            finishAppendOnlyRewrite(
+                AppendOnlyFile.writeBase(snapshot, to: temporary, rdb: rdb), base, increment, temporary)
             return nil
         }
         do {
             try persistence.loop().post {
-                let result = AppendOnlyFile.writeBase(snapshot, to: temporary)
+                let result = AppendOnlyFile.writeBase(snapshot, to: temporary, rdb: rdb)
                 try? owner.post { $0.finishAppendOnlyRewrite(result, base, increment, temporary) }
             }
         } catch {
@@ -140,15 +143,19 @@ extension Dispatcher {
 }
 
 extension AppendOnlyFile {
-    /// Any thread: writes `snapshot` as an RDB base to `path` and fsyncs
-    /// it; the size written.
-    static func writeBase(_ snapshot: Snapshot, to path: String) -> Result<Int, PersistenceError> {
+    /// Any thread: writes `snapshot` as a base to `path`, an RDB file
+    /// (`rdb`) or RESP commands, and fsyncs it; the size written.
+    static func writeBase(_ snapshot: Snapshot, to path: String, rdb: Bool) -> Result<Int, PersistenceError> {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return .failure(PersistenceError.system("open", path)) }
         defer { close(fd) }
         do {
             let out = RDBOutput(fd: fd, path: path)
-            try RDBWriter.write(snapshot, to: out, aofBase: true)
+            if rdb {
+                try RDBWriter.write(snapshot, to: out, aofBase: true)
+            } else {
+                try AppendOnlyBase.write(snapshot, to: out, now: unixMilliseconds())
+            }
             guard fsync(fd) == 0 else { throw PersistenceError.system("fsync", path) }
             return .success(out.count)
         } catch let error as PersistenceError {

@@ -47,6 +47,7 @@ extension AppendOnlyFile {
         directoryName = options.appendDirname
         fsyncPolicy = options.appendFsync
         loadTruncated = options.aofLoadTruncated
+        useRDBPreamble = options.aofUseRDBPreamble
     }
 
     /// Start-up with `appendonly yes`: the manifest's files are loaded (not
@@ -69,9 +70,10 @@ extension AppendOnlyFile {
             } else {
                 // An empty dataset gets a base file at once, as Redis does.
                 let base = AppendOnlyManifest.Entry(
-                    name: AppendOnlyManifest.baseName(aof.fileName, 1, rdb: true), sequence: 1)
-                aof.baseSize = try AppendOnlyFile.writeBase(Snapshot(dispatcher.databases), to: aof.path(base.name))
-                    .get()
+                    name: AppendOnlyManifest.baseName(aof.fileName, 1, rdb: aof.useRDBPreamble), sequence: 1)
+                aof.baseSize = try AppendOnlyFile.writeBase(
+                    Snapshot(dispatcher.databases), to: aof.path(base.name), rdb: aof.useRDBPreamble
+                ).get()
                 aof.manifest.base = base
                 persistenceLog("Creating AOF base file \(base.name) on server start")
             }
