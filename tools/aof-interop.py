@@ -19,6 +19,9 @@
     all there after kill -9 and a restart with --appendonly yes.
 (f) with aof-use-rdb-preamble no the base is RESP commands, which
     redis-check-aof, redis-server and kvd accept alike.
+(h) a single-file appendonly.aof of Redis before 7.0 (an RDB preamble and
+    commands after it) is moved into appendonlydir as its base and loaded,
+    as Redis 7.0 upgrades it.
 (g) a rewrite started while a BGSAVE of 180k elements is written and
     followed at once by writes, gives a base as of its start (the two
     copy-on-write views overlap): dump.rdb holds the data before the
@@ -245,6 +248,27 @@ try:
     if not any(name.endswith(".base.aof") for name in os.listdir(os.path.join(g, "appendonlydir"))):
         raise SystemExit("FAIL: aof-use-rdb-preamble no wrote no RESP base")
     loaded_alike(g, expected, "kvd's appendonlydir with a RESP base (aof-use-rdb-preamble no)")
+
+    # (h) a single-file AOF of Redis before 7.0 (an RDB preamble, then commands) is moved into the directory
+    h = os.path.join(WORK, "h"); os.mkdir(h)
+    kvd, r, _ = launch(WORK, PROCESSES, "kvd", [KVD, "--dir", h, "--save", ""])
+    populate(r)
+    r.save()
+    r.set("tail", "1")
+    r.rpush("db0:list-small", "tail")
+    expected = dump(r)
+    stop(kvd)
+    tail = b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$4\r\ntail\r\n$1\r\n1\r\n"
+    tail += b"*3\r\n$5\r\nRPUSH\r\n$14\r\ndb0:list-small\r\n$4\r\ntail\r\n"
+    with open(os.path.join(h, "appendonly.aof"), "wb") as single:
+        single.write(open(os.path.join(h, "dump.rdb"), "rb").read() + tail)
+    os.unlink(os.path.join(h, "dump.rdb"))
+    kvd, r, log = start_kvd(h)
+    compare(expected, dump(r), "a single-file AOF (RDB preamble and commands) upgraded and loaded by kvd")
+    stop(kvd)
+    if "Successfully migrated an old-style AOF" not in open(log).read():
+        raise SystemExit("FAIL: the single-file AOF was not migrated")
+    loaded_alike(h, expected, "the appendonlydir kvd made of a single-file AOF")
 
     # (g) a rewrite's point in time while writes go on, overlapping a BGSAVE
     f = os.path.join(WORK, "f"); os.mkdir(f)

@@ -22,20 +22,21 @@ extension Dispatcher {
                 throw PersistenceError("The append log file \(entry.name) doesn't exist")
             }
             let isBase = entry == aof.manifest.base
+            var start = 0
             if bytes.starts(with: Array("REDIS".utf8)) {
                 persistenceLog("Reading RDB base file on AOF loading...")
-                let fd = open(path, O_RDONLY | O_CLOEXEC)
-                guard fd >= 0 else { throw PersistenceError.system("open", path) }
-                defer { close(fd) }
+                let input = RDBInput(bytes: bytes)
                 do {
-                    _ = try RDBLoader.load(RDBInput(fd: fd), into: databases, now: unixMilliseconds())
+                    _ = try RDBLoader.load(input, into: databases, now: unixMilliseconds())
                 } catch {
                     throw PersistenceError(
                         "Error reading the RDB base file \(entry.name), AOF loading aborted: \(error)")
                 }
-            } else {
-                try replay(bytes, file: entry.name, path: path, last: last)
+                // An old-style AOF (RDB preamble, then commands) goes on after the RDB part.
+                start = input.offset
+                if start < bytes.count { persistenceLog("Reading the remaining AOF tail...") }
             }
+            try replay(bytes, from: start, file: entry.name, path: path, last: last)
             let seconds = Double(monotonicNanoseconds() - started) / 1e9
             persistenceLog("DB loaded from \(isBase ? "base" : "incr") file \(entry.name): \(seconds) seconds")
         }
@@ -43,14 +44,16 @@ extension Dispatcher {
     }
 
     /// Runs the RESP commands of one file.
-    private func replay(_ bytes: [UInt8], file: String, path: String, last: Bool) throws(PersistenceError) {
+    private func replay(
+        _ bytes: [UInt8], from start: Int, file: String, path: String, last: Bool
+    ) throws(PersistenceError) {
         let loaderID = Int.min
         let session = sessions.session(loaderID)
         session.authenticated = true
         defer { _ = sessions.close(id: loaderID) }
-        var reader = RESPCommandReader(bytes: bytes)
-        var validUpTo = 0
-        var validBeforeMulti = 0
+        var reader = RESPCommandReader(bytes: bytes, from: start)
+        var validUpTo = start
+        var validBeforeMulti = start
         var out = ReplyWriter()
         var truncated = false
         while true {
@@ -112,7 +115,11 @@ struct RESPCommandReader {
     let bytes: [UInt8]
     private(set) var position = 0
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    /// Reads `bytes` from `start` on.
+    init(bytes: [UInt8], from start: Int = 0) {
+        self.bytes = bytes
+        position = start
+    }
 
     /// The next command as a one-request batch; nil at the end of the file.
     mutating func next() throws(Failure) -> RequestBatch? {

@@ -50,6 +50,24 @@ extension AppendOnlyFile {
         useRDBPreamble = options.aofUseRDBPreamble
     }
 
+    /// Redis 7.0's upgrade of a single-file AOF (`<dir>/appendonly.aof`,
+    /// from Redis before 7.0) with no manifest yet: the file moves into the
+    /// directory and becomes its base (RESP, or an RDB preamble with
+    /// commands after it); nothing happens otherwise.
+    func upgradeSingleFile() throws(PersistenceError) {
+        let old = "\(directory ?? ".")/\(fileName)"
+        var status = stat()
+        guard stat(old, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG,
+            try AppendOnlyManifest.load(directory: folder, fileName: fileName) == nil
+        else { return }
+        guard rename(old, path(fileName)) == 0 else { throw PersistenceError.system("rename", old) }
+        var upgraded = AppendOnlyManifest()
+        upgraded.base = .init(name: fileName, sequence: 1)
+        try upgraded.persist(directory: folder, fileName: fileName)
+        try syncDirectory(directory ?? ".")
+        persistenceLog("Successfully migrated an old-style AOF into the AOF directory")
+    }
+
     /// Start-up with `appendonly yes`: the manifest's files are loaded (not
     /// dump.rdb, as with Redis), or, with none, an empty base is written;
     /// then the last incr file (a new one if none) is opened and the
@@ -61,6 +79,7 @@ extension AppendOnlyFile {
             if mkdir(aof.folder, 0o755) != 0 && errno != EEXIST {
                 throw PersistenceError("Can't open or create append-only dir \(aof.folder): \(errorText(errno))")
             }
+            try aof.upgradeSingleFile()
             if let manifest = try AppendOnlyManifest.load(directory: aof.folder, fileName: aof.fileName) {
                 aof.manifest = manifest
                 let keys = try dispatcher.loadAppendOnlyFiles()
