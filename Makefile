@@ -166,5 +166,5 @@ hostile: deps py-deps
 	$(BOUND) 900 $(VENV)/bin/python tools/aof-kill.py .build/release/kvd everysec 40
 
 ## kvd against a real redis-server, same run (not in CI).
-bench-kvd: deps
+bench-kvd: deps py-deps
 	bash bench/kvd-vs-redis.sh

@@ -28,7 +28,7 @@ KVD_BENCH=aof python3 bench/kvd-vs-redis.py .build/release/kvd "$ROUNDS" "$N"
 echo
 echo "Snapshots of 1M keys (BGSAVE's stall, load time):"
 echo
-python3 bench/persistence-bench.py .build/release/kvd
+.build/venv/bin/python bench/persistence-bench.py .build/release/kvd  # redis-py: make py-deps
 echo
 echo "Heap allocations per request in steady state (kvd-allocations, release build):"
 echo
