@@ -234,6 +234,13 @@ try:
     populate(r)
     r.config_set("appendonly", "yes")
     rewritten(r)
+    # Off and on again: what was written meanwhile comes back through the new base.
+    r.config_set("appendonly", "no")
+    r.set("while-off", "1")
+    r.config_set("appendonly", "yes")
+    rewritten(r)
+    if r.config_get("appendonly") != {"appendonly": "yes"}:
+        raise SystemExit(f"FAIL: CONFIG GET appendonly says {r.config_get('appendonly')}")
     effects(r, port_of(r), "on")
     expected = dump(r)
     stop(kvd)

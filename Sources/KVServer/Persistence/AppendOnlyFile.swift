@@ -70,7 +70,6 @@ final class AppendOnlyFile {
 
     /// The fsync thread (everysec), started with the first file.
     private var fsyncThread: LoopBound<FsyncState>?
-    private var fsyncTimer: Scheduled?
 
     /// The AOF is on (writes are logged).
     var isOn: Bool { fd >= 0 }
@@ -179,9 +178,9 @@ final class AppendOnlyFile {
         feed.isOn = false
         let old = fd
         fd = -1
+        // The fsync thread keeps its timer, idle with no descriptor, for a
+        // later CONFIG SET appendonly yes.
         handOver(old)
-        fsyncTimer?.cancel()
-        fsyncTimer = nil
     }
 
     /// Gives `old` (if any) to the fsync thread, which fsyncs and closes it,
@@ -225,7 +224,8 @@ final class AppendOnlyFile {
         if let fsyncThread { return fsyncThread }
         let loop = try EventLoop.spawn(name: "kvd-aof-fsync", latencyStats: false)
         let thread = LoopBound(FsyncState(owner: owner), on: loop)
-        fsyncTimer = try loop.schedule(every: .seconds(1)) { thread.withValue { $0.sync() } }
+        // Runs as long as the loop: with no descriptor a tick does nothing.
+        _ = try loop.schedule(every: .seconds(1)) { thread.withValue { $0.sync() } }
         fsyncThread = thread
         return thread
     }
