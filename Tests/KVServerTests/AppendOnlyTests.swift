@@ -24,11 +24,11 @@ import Testing
         dispatcher.databases.feed.take(into: &bytes)
         var reader = RESPCommandReader(bytes: bytes)
         var commands: [[String]] = []
-        while let batch = try? reader.next() {
-            batch.forEach { request in
-                commands.append(request.indices.map { String(decoding: request.raw($0), as: UTF8.self) })
-                return true
-            }
+        var batch = RequestBatch()
+        while (try? reader.next(into: &batch)) == true {}
+        batch.forEach { request in
+            commands.append(request.indices.map { String(decoding: request.raw($0), as: UTF8.self) })
+            return true
         }
         return commands
     }

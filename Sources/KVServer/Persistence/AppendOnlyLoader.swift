@@ -55,12 +55,15 @@ extension Dispatcher {
         var validUpTo = start
         var validBeforeMulti = start
         var out = ReplyWriter()
+        // One batch, refilled for each command (its buffers are kept).
+        var batch = RequestBatch()
         var truncated = false
         while true {
             let start = reader.position
-            let command: RequestBatch?
+            let more: Bool
+            batch.removeAll()
             do throws(RESPCommandReader.Failure) {
-                command = try reader.next()
+                more = try reader.next(into: &batch)
             } catch {
                 guard error == .format else {
                     truncated = true
@@ -70,8 +73,8 @@ extension Dispatcher {
                     "Bad file format reading the append only file \(file): make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>"
                 )
             }
-            guard let command else { break }
-            command.forEach { request in
+            guard more else { break }
+            batch.forEach { request in
                 if equalsIgnoringCase(request.raw(0), "multi") { validBeforeMulti = start }
                 execute(request, for: session, into: &out)
                 return true
@@ -121,17 +124,16 @@ struct RESPCommandReader {
         position = start
     }
 
-    /// The next command as a one-request batch; nil at the end of the file.
-    mutating func next() throws(Failure) -> RequestBatch? {
+    /// Appends the next command to `batch` as a request; false at the end of the file.
+    mutating func next(into batch: inout RequestBatch) throws(Failure) -> Bool {
         while position < bytes.count && bytes[position] == UInt8(ascii: "#") {
             guard let end = lineEnd(from: position) else { throw .truncated }
             position = end
         }
-        guard position < bytes.count else { return nil }
+        guard position < bytes.count else { return false }
         guard bytes[position] == UInt8(ascii: "*") else { throw .format }
         let count = try number(after: UInt8(ascii: "*"))
         guard count >= 1 else { throw .format }
-        var batch = RequestBatch()
         for _ in 0..<count {
             guard position < bytes.count else { throw .truncated }
             guard bytes[position] == UInt8(ascii: "$") else { throw .format }
@@ -144,7 +146,7 @@ struct RESPCommandReader {
             position += length + 2
         }
         batch.endRequest()
-        return batch
+        return true
     }
 
     /// The position after the `\n` that ends the line at `start`.
