@@ -4,7 +4,8 @@
 # harness and the test files (strings, counters, keyspace, expiry, hashes,
 # sets, lists, sorted sets, MULTI, SCAN, pub/sub, SLOWLOG, INFO, the bit
 # commands, the latency monitor, introspection, CLIENT PAUSE, scripting
-# (EVAL, and the same tests run as functions) and functions) are
+# (EVAL, and the same tests run as functions), functions, and unit/other (the
+# one file of 7.0.15 whose tests carry needs:save: SAVE of every type) are
 # vendored in compat/redis-7.0.15
 # (BSD-3-Clause, its COPYING beside them); nothing is fetched at run time.
 # One change to them: unit/pubsubshard's first block loses its
@@ -35,7 +36,7 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/zset unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/latency-monitor unit/bitfield unit/introspection unit/introspection-2 unit/pause unit/scripting unit/functions)
+UNITS=(unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/zset unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/latency-monitor unit/bitfield unit/introspection unit/introspection-2 unit/pause unit/scripting unit/functions unit/other)
 # Tests of features kvd documents as absent (README, "Not supported"),
 # skipped for both servers alike so the comparison stays like for like:
 # keyspace notifications (notify-keyspace-events).

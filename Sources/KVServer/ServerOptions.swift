@@ -65,6 +65,16 @@ public struct ServerOptions: Sendable {
     public var savePoints: [SavePoint] = []
     /// Redis's `stop-writes-on-bgsave-error`.
     public var stopWritesOnBgsaveError = true
+    /// The append-only file (Persistence/AppendOnlyFile.swift), with
+    /// Redis's names and defaults: `appendonly`, `appendfsync`,
+    /// `appendfilename`, `appenddirname`, `aof-load-truncated`.
+    public var appendOnly = false
+    public var appendFsync = AppendFsync.everysec
+    public var appendFilename = "appendonly.aof"
+    public var appendDirname = "appendonlydir"
+    public var aofLoadTruncated = true
+    /// `aof-use-rdb-preamble`: a rewrite's base is an RDB file (else RESP commands).
+    public var aofUseRDBPreamble = true
 
     /// Limits on one client's unsent replies.
     public struct OutputBufferLimit: Sendable, Equatable {
@@ -132,6 +142,20 @@ public struct ServerOptions: Sendable {
           --stop-writes-on-bgsave-error yes|no
                              refuse writes with MISCONF after a failed BGSAVE
                              while save points are set (default yes)
+          --appendonly yes|no
+                             log every write to appendonlydir/ and replay it at
+                             start instead of dump.rdb (default no, as Redis)
+          --appendfsync always|everysec|no
+                             fsync the log before each reply, once a second, or
+                             never (default everysec)
+          --appendfilename NAME, --appenddirname NAME
+                             the log's names (default appendonly.aof, appendonlydir)
+          --aof-load-truncated yes|no
+                             load a log whose last command is cut short, up to
+                             that command (default yes)
+          --aof-use-rdb-preamble yes|no
+                             a rewrite's base is an RDB file, or RESP commands
+                             (default yes)
           --help             this text
         Signals: SIGTERM and SIGINT stop gracefully (stop accepting, answer what
         was read, close, save dump.rdb when save points are set, exit 0),
@@ -155,6 +179,13 @@ public struct ServerOptions: Sendable {
             index += 1
             guard index < arguments.count else { throw UsageError(description: "\(flag) needs a value") }
             return arguments[index]
+        }
+        func yesNo(_ flag: String) throws(UsageError) -> Bool {
+            switch try value(flag).lowercased() {
+            case "yes": return true
+            case "no": return false
+            case let other: throw UsageError(description: "\(flag) takes yes or no, got '\(other)'")
+            }
         }
         func number(_ flag: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
             let text = try value(flag)
@@ -249,6 +280,22 @@ public struct ServerOptions: Sendable {
                 case let other:
                     throw UsageError(description: "--stop-writes-on-bgsave-error takes yes or no, got '\(other)'")
                 }
+            case "--appendonly": options.appendOnly = try yesNo("--appendonly")
+            case "--aof-load-truncated": options.aofLoadTruncated = try yesNo("--aof-load-truncated")
+            case "--aof-use-rdb-preamble": options.aofUseRDBPreamble = try yesNo("--aof-use-rdb-preamble")
+            case "--appendfsync":
+                let text = try value("--appendfsync")
+                guard let policy = AppendFsync(rawValue: text.lowercased()) else {
+                    throw UsageError(description: "--appendfsync takes always, everysec or no, got '\(text)'")
+                }
+                options.appendFsync = policy
+            case "--appendfilename", "--appenddirname":
+                let flag = arguments[index]
+                let name = try value(flag)
+                guard !name.isEmpty, !name.contains("/") else {
+                    throw UsageError(description: "\(flag) takes a name without a directory, got '\(name)'")
+                }
+                if flag == "--appendfilename" { options.appendFilename = name } else { options.appendDirname = name }
             case "--shutdown-timeout":
                 let text = try value("--shutdown-timeout")
                 guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {

@@ -11,21 +11,6 @@ import Testing
 @testable import KVServer
 
 @Suite struct PersistenceTests {
-    private func connected() -> Dispatcher {
-        let dispatcher = Dispatcher()
-        dispatcher.clientConnected(ClientInfo(id: 1, address: "", localAddress: "", fd: -1, kill: {}))
-        return dispatcher
-    }
-
-    @discardableResult
-    private func run(_ dispatcher: Dispatcher, _ arguments: String...) -> String {
-        var batch = RequestBatch()
-        for argument in arguments { batch.appendArgument(Array(argument.utf8)) }
-        batch.endRequest()
-        let (replies, _) = dispatcher.execute(batch, client: 1)
-        return String(decoding: replies.chunks.flatMap { $0 }, as: UTF8.self)
-    }
-
     /// Every key of databases 0 and 2 as the read commands answer it.
     private func contents(_ dispatcher: Dispatcher) -> [String] {
         var lines: [String] = []

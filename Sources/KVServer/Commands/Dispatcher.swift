@@ -41,6 +41,11 @@ public final class Dispatcher {
     let memory = MemoryFigures()
     /// Snapshots: settings, INFO's counters, BGSAVE (Persistence/).
     let persistence = Persistence()
+    /// The append-only file (Persistence/AppendOnlyFile.swift), when on.
+    let appendOnly = AppendOnlyFile()
+    /// How deep the command under way is nested (EXEC's and a script's
+    /// commands run inside it): its effects are committed at depth 0.
+    var effectDepth = 0
     /// What SHUTDOWN calls to stop the server (nil: SHUTDOWN fails, as
     /// with a dispatcher no server runs). Set before the loop owns it.
     var shutdownRequested: (() -> Void)?
@@ -283,6 +288,11 @@ public final class Dispatcher {
             out.error(Persistence.misconfError)
             return nil
         }
+        if appendOnly.refusesWrites && Dispatcher.refusedOnDiskError[command.id] {
+            session.transaction?.refused = true
+            out.error(appendOnly.misconfError)
+            return nil
+        }
         if session.monitoring && !inExec && Dispatcher.touchesKeyspace(command, request) {
             reject(command, "Replica can't interact with the keyspace", session, &out)
             return nil
@@ -301,14 +311,23 @@ public final class Dispatcher {
         }
         let monitored = !pubsub.monitors.isEmpty
         if monitored { feedMonitors(request, command: command.id, session: session, before: true) }
-        switch command.handler {
-        case .keyspace(let handler): handler(databases[session.database], request, &out)
-        case .session(let handler): handler(self, session, request, &out)
+        if databases.feed.isOn {
+            loggingEffects(command, request, session) { run(command, request, session, &out) }
+        } else {
+            run(command, request, session, &out)
         }
         if monitored || !pubsub.monitors.isEmpty {
             feedMonitors(request, command: command.id, session: session, before: false)
         }
         return command.id
+    }
+
+    @inline(__always)
+    private func run(_ command: Command, _ request: Request, _ session: ClientSession, _ out: inout ReplyWriter) {
+        switch command.handler {
+        case .keyspace(let handler): handler(databases[session.database], request, &out)
+        case .session(let handler): handler(self, session, request, &out)
+        }
     }
 
     /// Redis's rejectCommand: the error, and a transaction being queued

@@ -154,7 +154,9 @@ private let intMax = Int(Int32.max)
 
 extension ConfigParameter {
     /// Every setting CONFIG knows, in the order CONFIG GET * lists them.
-    static let table: [ConfigParameter] = [
+    static let table: [ConfigParameter] = settings + appendOnlyParameters
+
+    private static let settings: [ConfigParameter] = [
         // Who is let in.
         ConfigParameter(
             name: "requirepass", kind: .text, sensitive: true,
@@ -298,9 +300,8 @@ extension ConfigParameter {
         ConfigParameter(name: "dir", kind: .text, access: .immutable, get: { $0.persistence.file?.directory ?? "" }),
         ConfigParameter(
             name: "dbfilename", kind: .text, access: .immutable, get: { $0.persistence.file?.name ?? "dump.rdb" }),
-        // kvd's fixed behaviour: no eviction, no append-only file.
+        // kvd's fixed behaviour: no eviction.
         fixed("maxmemory", .memory(0...longMax), "0"),
         fixed("maxmemory-policy", .text, "noeviction"),
-        fixed("appendonly", .bool, "no"),
     ]
 }

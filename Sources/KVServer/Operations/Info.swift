@@ -45,7 +45,9 @@ struct Info {
             ]
         },
         InfoSection(name: "Memory", inDefault: true) { memoryLines() + $0.scripts.infoLines($0.databases.functions) },
-        InfoSection(name: "Persistence", inDefault: true) { $0.persistence.infoLines($0.databases) },
+        InfoSection(name: "Persistence", inDefault: true) {
+            $0.persistence.infoLines($0.databases) + $0.appendOnly.infoLines()
+        },
         InfoSection(name: "Stats", inDefault: true) { dispatcher in
             [
                 "total_commands_processed:\(dispatcher.stats.commandsProcessed)",

@@ -16,14 +16,14 @@ import Glibc
 /// Serialises snapshots.
 enum RDBWriter {
     /// Writes `snapshot` to `out`, checksum included. `usedMemory` is the
-    /// `used-mem` AUX field.
-    static func write(_ snapshot: Snapshot, to out: RDBOutput, usedMemory: Int = 0) throws {
+    /// `used-mem` AUX field; `aofBase`: the file is an append-only base (`aof-base` 1).
+    static func write(_ snapshot: Snapshot, to out: RDBOutput, usedMemory: Int = 0, aofBase: Bool = false) throws {
         try out.bytes(Array("REDIS00\(RDBFormat.version)".utf8))
         try aux(out, "redis-ver", "7.0.15")
         try aux(out, "redis-bits", String(Int.bitWidth))
         try aux(out, "ctime", String(time(nil)))
         try aux(out, "used-mem", String(usedMemory))
-        try aux(out, "aof-base", "0")
+        try aux(out, "aof-base", aofBase ? "1" : "0")
         for code in snapshot.functionLibraries {
             try out.byte(RDBFormat.function2)
             try string(out, code)

@@ -14,6 +14,8 @@ final class Databases: RandomAccessCollection {
     let limits = EncodingLimits()
     /// Whether a snapshot is being written, shared by every database.
     let fence = SnapshotFence()
+    /// The append-only file's feed, shared by every database.
+    let feed = EffectFeed()
     /// The function libraries (FUNCTION LOAD): saved with the keys, kept by FLUSHALL.
     let functions = FunctionLibraries()
     /// The databases, by index.
@@ -25,8 +27,8 @@ final class Databases: RandomAccessCollection {
 
     /// Empty databases.
     init() {
-        keyspaces = (0..<Databases.selectable).map { [clock, limits, fence] _ in
-            Keyspace(clock: clock, limits: limits, fence: fence)
+        keyspaces = (0..<Databases.selectable).map { [clock, limits, fence, feed] index in
+            Keyspace(clock: clock, limits: limits, fence: fence, feed: feed, index: index)
         }
     }
 

@@ -126,15 +126,32 @@ public final class Keyspace {
     /// Whether a snapshot is being written (shared by a dispatcher's
     /// databases): `lookup` then copies a collection before handing it out.
     let fence: SnapshotFence
+    /// The append-only file's feed (shared by a dispatcher's databases):
+    /// a key that expires is logged as a DEL there.
+    let feed: EffectFeed
+    /// This database's number (SELECT's), which the feed's effects name.
+    let index: Int
 
     /// An empty keyspace.
-    public convenience init() { self.init(clock: CommandClock(), limits: EncodingLimits(), fence: SnapshotFence()) }
+    public convenience init() {
+        self.init(clock: CommandClock(), limits: EncodingLimits(), fence: SnapshotFence(), feed: EffectFeed(), index: 0)
+    }
 
     /// An empty keyspace whose commands run at `clock`'s time.
-    init(clock: CommandClock, limits: EncodingLimits, fence: SnapshotFence) {
+    init(clock: CommandClock, limits: EncodingLimits, fence: SnapshotFence, feed: EffectFeed, index: Int) {
         self.clock = clock
         self.limits = limits
         self.fence = fence
+        self.feed = feed
+        self.index = index
+    }
+
+    /// A handler whose effect is not its request logs `arguments` instead
+    /// (SPOP's SREM, a blocking pop's plain pop): see EffectFeed.
+    func propagate(_ arguments: [[UInt8]]) {
+        guard feed.isOn else { return }
+        feed.add(index, arguments)
+        feed.handled = true
     }
 
     /// The key table as it is now, for a snapshot: copy-on-write, so this
@@ -259,6 +276,7 @@ public final class Keyspace {
             // During CLIENT PAUSE the data set stays as it is: the key reads
             // as gone and is deleted once the pause ends, as in Redis.
             if now < expiryPausedUntil { return nil }
+            if feed.isOn { feed.expired(self.index, key) }
             delete(at: index)
             expiredKeys += 1
             return nil
@@ -622,6 +640,7 @@ public final class Keyspace {
             guard let index = entries.index(forKey: .stored(expiry.key(handle))) else {
                 preconditionFailure("Keyspace: the expiry queue holds a key the table does not")
             }
+            if feed.isOn { expiry.key(handle).withUnsafeBytes { feed.expired(self.index, $0) } }
             delete(at: index)
             expiredKeys += 1
             removed += 1
