@@ -74,7 +74,11 @@ def populate(r):
         r.expire(p + b"zset-small", 5000)
     r.execute_command("SELECT", 0)
     r.execute_command("FUNCTION", "LOAD", "#!lua name=interop\n-- " + "padding " * 30 + "\n"
-                      "redis.register_function('interop_f', function(keys, args) return 'from ' .. args[1] end)")
+                      "redis.register_function('interop_f', function(keys, args) return 'from ' .. args[1] end)\n"
+                      "redis.register_function('interop_incr', function(keys, args) return redis.call('INCR', keys[1]) end)")
+    # A function's writes are logged as their effects (an FCALL logged too would count twice on replay).
+    for _ in range(2):
+        r.execute_command("FCALL", "interop_incr", 1, "db0:fcall-counter")
 
 
 def contents(r, key, kind):
@@ -84,6 +88,15 @@ def contents(r, key, kind):
     if kind == b"set": return r.smembers(key)
     if kind == b"zset": return r.zrange(key, 0, -1, withscores=True)
     raise SystemExit(f"FAIL: unexpected type {kind!r} of {key!r}")
+
+
+def sorted_functions(library):
+    """A FUNCTION LIST entry with its functions in name order (Redis lists them in its dict's order)."""
+    library = list(library)
+    for index in range(0, len(library) - 1, 2):
+        if library[index] == b"functions":
+            library[index + 1] = sorted(library[index + 1], key=lambda function: function[1])
+    return library
 
 
 def dump(r):
@@ -104,7 +117,7 @@ def dump(r):
             value = replies[2 * index]
             data[(db, key)] = (kind, sorted(value) if kind == b"set" else value, replies[2 * index + 1])
     r.execute_command("SELECT", 0)
-    libraries = r.execute_command("FUNCTION", "LIST", "WITHCODE")
+    libraries = [sorted_functions(library) for library in r.execute_command("FUNCTION", "LIST", "WITHCODE")]
     called = r.execute_command("FCALL", "interop_f", 0, "x") if libraries else None
     data[(-1, b"functions")] = (b"functions", (libraries, called), -1)
     data[None] = time.monotonic()

@@ -1,6 +1,6 @@
 // AppendOnlyBase.swift: a rewrite's base in RESP, for
-// `aof-use-rdb-preamble no` (Redis's rewriteAppendOnlyFileRio): per
-// database a SELECT, then per key the commands that rebuild it (SET,
+// `aof-use-rdb-preamble no` (Redis's rewriteAppendOnlyFileRio): a
+// FUNCTION LOAD per function library, then per database a SELECT, then per key the commands that rebuild it (SET,
 // RPUSH, SADD, HSET, ZADD, at most 64 elements per command as Redis
 // writes them) and a PEXPIREAT for its deadline. Keys already past their
 // deadline are left out, as Redis leaves them. Runs on the save thread,
@@ -13,6 +13,10 @@ enum AppendOnlyBase {
 
     /// Writes `snapshot` as RESP commands to `out`.
     static func write(_ snapshot: Snapshot, to out: RDBOutput, now: Int64) throws {
+        // The function libraries first, as Redis's rewrite writes them.
+        for code in snapshot.functionLibraries {
+            try command(out, [Array("FUNCTION".utf8), Array("LOAD".utf8), code])
+        }
         for (index, table) in snapshot.databases.enumerated() where !table.isEmpty {
             try command(out, [Array("SELECT".utf8), Array(String(index).utf8)])
             for (key, entry) in table {

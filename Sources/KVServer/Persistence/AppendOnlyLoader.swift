@@ -26,11 +26,18 @@ extension Dispatcher {
             if bytes.starts(with: Array("REDIS".utf8)) {
                 persistenceLog("Reading RDB base file on AOF loading...")
                 let input = RDBInput(bytes: bytes)
+                let summary: RDBLoader.Summary
                 do {
-                    _ = try RDBLoader.load(input, into: databases, now: unixMilliseconds())
+                    summary = try RDBLoader.load(input, into: databases, now: unixMilliseconds())
                 } catch {
                     throw PersistenceError(
                         "Error reading the RDB base file \(entry.name), AOF loading aborted: \(error)")
+                }
+                // A base written by BGREWRITEAOF holds the function libraries too.
+                if let error = databases.functions.restore(summary.libraries, policy: .append, engine: scripts) {
+                    throw PersistenceError(
+                        "Error reading the RDB base file \(entry.name), AOF loading aborted: Failed loading library, \(String(decoding: error.message, as: UTF8.self))"
+                    )
                 }
                 // An old-style AOF (RDB preamble, then commands) goes on after the RDB part.
                 start = input.offset
