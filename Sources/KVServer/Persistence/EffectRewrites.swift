@@ -30,7 +30,8 @@ enum EffectRule {
     init(_ name: String) {
         switch name {
         case "flushall", "flushdb": self = .always
-        case "exec", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "spop", "blpop", "brpop", "blmove", "brpoplpush",
+        case "exec", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "spop", "blpop", "brpop",
+            "blmove", "brpoplpush",
             "blmpop", "bzpopmin", "bzpopmax", "bzmpop":
             self = .itself
         case "expire", "pexpire", "expireat", "pexpireat": self = .expire
