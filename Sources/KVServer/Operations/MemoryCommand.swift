@@ -87,7 +87,7 @@ private func memoryEstimate(key: UnsafeRawBufferPointer, _ entry: Keyspace.Entry
     case .set(let set):
         for position in 0..<set.count { total += elementOverhead + set[position].count }
     case .list(let list):
-        for index in 0..<list.count { total += elementOverhead + list[index].count }
+        total += list.allocatedBytes
     case .sortedSet(let sortedSet):
         var node = sortedSet.order.first
         while let current = node {
