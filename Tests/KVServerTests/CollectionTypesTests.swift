@@ -164,6 +164,35 @@ import Testing
         #expect(table.position(of: Array("b".utf8)) == nil)
     }
 
+    /// The hash index finds every member at its position through growth,
+    /// removals that shift the slots after them back, and both orders.
+    @Test func theIndexFindsEveryMemberThroughAppendsRemovalsAndInsertions() {
+        var table = MemberTable()
+        var generator = SystemRandomNumberGenerator()
+        var mismatches = 0
+        for step in 0..<6_000 {
+            if step == 600 { table.keepsOrder = false }
+            let member = Array("m\(Int.random(in: 0..<1_500, using: &generator))".utf8)
+            if let position = table.position(of: member) {
+                if table.members[position] != member { mismatches += 1 }
+                table.remove(at: position)
+            } else if table.keepsOrder && table.count > 0 {
+                table.insert(member, at: Int.random(in: 0...table.count, using: &generator))
+            } else {
+                table.append(member)
+            }
+            if step % 500 == 0 {
+                for position in 0..<table.count where table.position(of: table.members[position]) != position {
+                    mismatches += 1
+                }
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(Set(table.members).count == table.count)
+        #expect((0..<table.count).allSatisfy { table.position(of: table.members[$0]) == $0 })
+        #expect((1_500..<1_600).allSatisfy { table.position(of: Array("m\($0)".utf8)) == nil })
+    }
+
     @Test func skipListRanksAndOrderMatchASortedArray() {
         let list = SkipList()
         var model: [(score: Double, member: [UInt8])] = []
