@@ -39,6 +39,10 @@ struct MemberTable {
 
     var count: Int { members.count }
 
+    /// An empty table; `keepsOrder` false for one that never needs the
+    /// order (removals then move the last member into the hole).
+    init(keepsOrder: Bool = true) { self.keepsOrder = keepsOrder }
+
     /// The position of `member`, if present.
     func position(of member: UnsafeRawBufferPointer) -> Int? {
         guard !slots.isEmpty else { return nil }
