@@ -71,7 +71,7 @@ private func push(_ ks: Keyspace, _ r: Request, _ end: ListEnd, onlyIfExists: Bo
         list = found
     }
     for index in 2..<r.count {
-        if end == .head { list.pushFront(r[index]) } else { list.pushBack(r[index]) }
+        if end == .head { list.pushFront(r.raw(index)) } else { list.pushBack(r.raw(index)) }
     }
     ks.changed(r.raw(1))
     out.integer(list.count)
