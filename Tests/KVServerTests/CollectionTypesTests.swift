@@ -173,9 +173,9 @@ import Testing
         for step in 0..<6_000 {
             if step == 600 { table.keepsOrder = false }
             let member = Array("m\(Int.random(in: 0..<1_500, using: &generator))".utf8)
-            if let position = table.position(of: member) {
-                if table.members[position] != member { mismatches += 1 }
-                table.remove(at: position)
+            if let (position, slot) = table.locate(member) {
+                if table.members[position] != member || table.position(of: member) != position { mismatches += 1 }
+                table.remove(at: position, slot: step % 2 == 0 ? slot : nil)
             } else if table.keepsOrder && table.count > 0 {
                 table.insert(member, at: Int.random(in: 0...table.count, using: &generator))
             } else {

@@ -422,11 +422,11 @@ public final class Keyspace {
 
     /// `client` leaves `key` (served, timed out, unblocked, gone).
     func unblock(_ client: Int, on key: [UInt8]) {
-        guard let position = blockedKeys.position(of: key) else { return }
+        guard let (position, slot) = blockedKeys.locate(key) else { return }
         blockedClients[position].removeAll { $0 == client }
         guard blockedClients[position].isEmpty else { return }
         // As the table moves its last key into the hole, so do the clients.
-        blockedKeys.remove(at: position)
+        blockedKeys.remove(at: position, slot: slot)
         let last = blockedClients.removeLast()
         if position < blockedClients.count { blockedClients[position] = last }
         if blockedClients.isEmpty { blockedKeys.removeAll() }  // its index too

@@ -75,13 +75,21 @@ struct MemberTable {
         reindex()
     }
 
+    /// The position of `member` and its slot in the index, if present
+    /// (for a `remove` that follows, with no change in between).
+    func locate(_ member: [UInt8]) -> (position: Int, slot: Int)? {
+        guard !slots.isEmpty else { return nil }
+        let slot = member.withUnsafeBytes { find($0, MemberTable.hash($0)) }
+        return slots[slot] == 0 ? nil : (MemberTable.position(slots[slot]), slot)
+    }
+
     /// Removes the member at `position`: the members after it shift while
     /// `keepsOrder`; otherwise the last one moves into the hole. Returns
-    /// the member.
+    /// the member. `slot`: its slot, when `locate` found it.
     @discardableResult
-    mutating func remove(at position: Int) -> [UInt8] {
+    mutating func remove(at position: Int, slot known: Int? = nil) -> [UInt8] {
         let member = members[position]
-        let slot = member.withUnsafeBytes { find($0, MemberTable.hash($0)) }
+        let slot = known ?? member.withUnsafeBytes { find($0, MemberTable.hash($0)) }
         vacate(slot)
         if keepsOrder {
             members.remove(at: position)
