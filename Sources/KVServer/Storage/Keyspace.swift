@@ -405,7 +405,7 @@ public final class Keyspace {
     /// one push round, and a Dictionary compared the bytes of every key it
     /// probed (and hashed again the keys after each one removed).
     @exclusivity(unchecked) private var blockedKeys = MemberTable(keepsOrder: false)
-    @exclusivity(unchecked) private var blockedClients: [[Int]] = []
+    @exclusivity(unchecked) private var blockedClients: [Waiters] = []
     /// Keys that got elements while somebody waited on them, in order,
     /// each once, until the dispatcher serves them (`takeReadyKeys`).
     @exclusivity(unchecked) private(set) var readyKeys: [[UInt8]] = []
@@ -413,18 +413,17 @@ public final class Keyspace {
     /// `client` parks on `key`.
     func block(_ client: Int, on key: [UInt8]) {
         if let position = blockedKeys.position(of: key) {
-            blockedClients[position].append(client)
+            blockedClients[position].rest.append(client)
         } else {
             blockedKeys.append(key)
-            blockedClients.append([client])
+            blockedClients.append(Waiters(first: client))
         }
     }
 
     /// `client` leaves `key` (served, timed out, unblocked, gone).
     func unblock(_ client: Int, on key: [UInt8]) {
         guard let (position, slot) = blockedKeys.locate(key) else { return }
-        blockedClients[position].removeAll { $0 == client }
-        guard blockedClients[position].isEmpty else { return }
+        guard !blockedClients[position].remove(client) else { return }
         // As the table moves its last key into the hole, so do the clients.
         blockedKeys.remove(at: position, slot: slot)
         let last = blockedClients.removeLast()
@@ -435,7 +434,7 @@ public final class Keyspace {
     /// The clients waiting on `key`, first parked first.
     func clients(waitingOn key: [UInt8]) -> [Int] {
         guard blockedKeys.count > 0, let position = blockedKeys.position(of: key) else { return [] }
-        return blockedClients[position]
+        return blockedClients[position].all
     }
 
     /// `key` may hold what a parked client waits for (a push, a new list).
@@ -667,3 +666,22 @@ private let mallocTrim: (@convention(c) (Int) -> Int32)? = {
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
     return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
 }()
+
+/// The clients parked on one key, first parked first: the first inline,
+/// since most keys have one (no array to allocate and free per key for a
+/// client parked on 100 keys), the others in an array.
+private struct Waiters {
+    var first: Int
+    var rest: [Int] = []
+
+    var all: [Int] { [first] + rest }
+
+    /// Removes `client` (every time it is there); false when nobody is left.
+    mutating func remove(_ client: Int) -> Bool {
+        if !rest.isEmpty { rest.removeAll { $0 == client } }
+        guard first == client else { return true }
+        guard !rest.isEmpty else { return false }
+        first = rest.removeFirst()
+        return true
+    }
+}
