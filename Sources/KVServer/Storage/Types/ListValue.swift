@@ -82,7 +82,9 @@ final class ListValue {
     func pushFront(_ element: UnsafeRawBufferPointer) {
         cursor = nil
         let size = ListValue.packedSize(element.count)
-        if nodeCount == 0 || !ListValue.fits(node(0).pointee, size) { insertNode(at: 0, room: size, atFront: true) }
+        if nodeCount == 0 || !ListValue.fits(node(0).pointee, size) {
+            insertNode(at: 0, room: roomForNewEnd(size), atFront: true)
+        }
         let first = node(0)
         makeRoom(first, size, atFront: true)
         first.pointee.start -= size
@@ -95,7 +97,7 @@ final class ListValue {
         cursor = nil
         let size = ListValue.packedSize(element.count)
         if nodeCount == 0 || !ListValue.fits(node(nodeCount - 1).pointee, size) {
-            insertNode(at: nodeCount, room: size, atFront: false)
+            insertNode(at: nodeCount, room: roomForNewEnd(size), atFront: false)
         }
         let last = node(nodeCount - 1)
         makeRoom(last, size, atFront: false)
@@ -512,6 +514,14 @@ final class ListValue {
         target.pointee.capacity = capacity
         target.pointee.start = start
         target.pointee.end = start + current.used
+    }
+
+    /// The room of a node a push starts: the element's own for a new
+    /// list (a list of a few elements stays small); a whole node's when
+    /// the end node is full, since the list grows that way (a queue then
+    /// allocates once a node, not at every doubling of each new node).
+    private func roomForNewEnd(_ size: Int) -> Int {
+        nodeCount == 0 ? size : max(size, ListValue.nodeLimit)
     }
 
     /// A buffer size for `bytes`: a power of two from `smallestBuffer`, up
