@@ -77,7 +77,8 @@ final class BlockedClients {
             deadline: deadline,
             serial: lastSerial)
         parked[session.id] = entry
-        for key in keys { databases[entry.database].block(session.id, on: key) }
+        let keyspace = databases[entry.database]
+        for key in keys { keyspace.block(session.id, on: key) }
         if let deadline { deadlines.insert(.init(deadline: deadline, client: session.id, serial: lastSerial)) }
     }
 
@@ -86,7 +87,8 @@ final class BlockedClients {
     @discardableResult
     func unpark(_ client: Int, in databases: Databases) -> Parked? {
         guard let entry = parked.removeValue(forKey: client) else { return nil }
-        for key in entry.keys { databases[entry.database].unblock(client, on: key) }
+        let keyspace = databases[entry.database]
+        for key in entry.keys { keyspace.unblock(client, on: key) }
         return entry
     }
 
