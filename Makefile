@@ -65,7 +65,9 @@ lint:
 # kvd with software nobody here wrote: redis-cli and redis-benchmark (the
 # smoke), redis-py 8 with its defaults (RESP3), redis-cli's help, --stat and
 # --memkeys side by side with redis-server, dump.rdb moved between kvd and
-# redis-server 7.0.15 both ways (tools/rdb-interop.py), Redis 7.0.15's own suite
+# redis-server 7.0.15 both ways (tools/rdb-interop.py), the append-only
+# file too (tools/aof-interop.py), kill -9 under a write load with the AOF
+# on (tools/aof-kill.py: 0 acknowledged writes lost), Redis 7.0.15's own suite
 # against kvd and redis-server (make compat, on the debug build), and
 # nutcracker sharding over three kvd processes. Then the allocation goals,
 # on the release build (what users run): kvd's, 0 heap allocations per GET,
@@ -77,8 +79,11 @@ test-kvd: py-deps
 	$(BOUND) 600 $(SWIFT) build --product kvd
 	$(BOUND) 300 bash tools/kvd-smoke.sh .build/debug/kvd
 	$(BOUND) 300 bash tools/redis-py-check.sh .build/debug/kvd
-	$(BOUND) 120 python3 tools/redis-cli-check.py .build/debug/kvd
+	$(BOUND) 120 $(VENV)/bin/python tools/redis-cli-check.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/rdb-interop.py .build/debug/kvd
+	$(BOUND) 300 $(VENV)/bin/python tools/aof-interop.py .build/debug/kvd
+	$(BOUND) 120 $(VENV)/bin/python tools/aof-kill.py .build/debug/kvd always 3
+	$(BOUND) 120 $(VENV)/bin/python tools/aof-kill.py .build/debug/kvd everysec 3
 	$(BOUND) 900 bash tools/compat.sh .build/debug/kvd
 	$(BOUND) 300 python3 tools/scale-out.py check .build/debug/kvd
 	$(BOUND) 900 $(SWIFT) build -c release --product kvd-allocations
@@ -155,9 +160,11 @@ bench: deps
 	bash bench/run.sh
 
 ## kvd and a real redis-server under the same hostile probes, side by side (not in CI).
-hostile: deps
+hostile: deps py-deps
 	python3 tools/hostile.py
+	$(BOUND) 900 $(VENV)/bin/python tools/aof-kill.py .build/release/kvd always 40
+	$(BOUND) 900 $(VENV)/bin/python tools/aof-kill.py .build/release/kvd everysec 40
 
 ## kvd against a real redis-server, same run (not in CI).
-bench-kvd: deps
+bench-kvd: deps py-deps
 	bash bench/kvd-vs-redis.sh

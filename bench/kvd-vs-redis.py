@@ -11,6 +11,8 @@ Each round runs, for each server:
   -c 50  -P 16  SET GET INCR MSET (10 keys)
   -c 200 -P 1   SET GET INCR
   -c 50  -P 1   SET with a 1 KiB value
+or, with KVD_BENCH=aof, SET and INCR at -P 1 and -P 16 with every server
+logging to an append-only file (--appendonly yes --appendfsync everysec);
 or, with KVD_BENCH=collections, the hashes, lists, sets and sorted sets:
   -c 50  -P 1 and -P 16   LPUSH RPOP SADD SPOP HSET ZADD ZPOPMIN LRANGE_100
 (as redis-benchmark defines them; its "LPUSH (needed to benchmark LRANGE)"
@@ -36,7 +38,10 @@ KVD = sys.argv[1]
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 200_000
 COLLECTIONS = os.environ.get("KVD_BENCH") == "collections"
-RAW = "bench/kvd-collections-latest.txt" if COLLECTIONS else "bench/kvd-latest.txt"
+# KVD_BENCH=aof: every server logs to an append-only file (everysec) in a directory of its own.
+AOF = os.environ.get("KVD_BENCH") == "aof"
+RAW = ("bench/kvd-collections-latest.txt" if COLLECTIONS else "bench/kvd-aof-latest.txt" if AOF
+       else "bench/kvd-latest.txt")
 BASE = int(os.environ.get("BENCH_PORT", "6390"))
 
 SERVERS = [
@@ -51,6 +56,12 @@ SHAPES = [
     (200, 1, "set,get,incr", [], ""),
     (50, 1, "set", ["-d", "1024"], " 1KiB"),
 ]
+if AOF:
+    import tempfile
+    for _, _, command in SERVERS:
+        command += ["--dir", tempfile.mkdtemp(prefix="kvd-vs-redis-aof-"), "--save", "", "--appendonly", "yes",
+                    "--appendfsync", "everysec"]
+    SHAPES = [(50, 1, "set,incr", [], ""), (50, 16, "set,incr", [], "")]
 if COLLECTIONS:
     # LRANGE_100 replies 100 elements: a tenth of the requests of the others.
     TYPED = "lpush,rpop,sadd,spop,hset,zadd,zpopmin"

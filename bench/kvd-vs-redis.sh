@@ -22,6 +22,14 @@ echo "Hashes, lists, sets and sorted sets:"
 echo
 KVD_BENCH=collections python3 bench/kvd-vs-redis.py .build/release/kvd "$ROUNDS" "$N"
 echo
+echo "With the append-only file (--appendonly yes --appendfsync everysec, both servers):"
+echo
+KVD_BENCH=aof python3 bench/kvd-vs-redis.py .build/release/kvd "$ROUNDS" "$N"
+echo
+echo "Snapshots of 1M keys (BGSAVE's stall, load time):"
+echo
+.build/venv/bin/python bench/persistence-bench.py .build/release/kvd  # redis-py: make py-deps
+echo
 echo "Heap allocations per request in steady state (kvd-allocations, release build):"
 echo
 .build/release/kvd-allocations | sed 's/^kvd /- /'

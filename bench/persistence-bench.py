@@ -8,7 +8,9 @@ copies a key table the snapshot shares on the first write after it; redis
 forks at BGSAVE and copies pages as they are written): the longest PING
 round trip in that window is how long the snapshot stopped the server.
 Then the server is restarted on the file and the time until it answers
-PING is its load time (both also log their own figure).
+PING is its load time (both also log their own figure). Last, each is
+filled again with --appendonly yes (the keys go to an incr file as SETs),
+killed, and restarted: the time to its first PING is its AOF replay time.
 Usage: persistence-bench.py path/to/kvd [keys]
 """
 import os, shutil, socket, subprocess, sys, tempfile, threading, time
@@ -23,10 +25,10 @@ def free_port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close(); return port
 
 
-def start(kind, directory):
+def start(kind, directory, aof="no"):
     port = free_port()
-    cmd = ([KVD, "--port", str(port), "--dir", directory, "--save", ""] if kind == "kvd" else
-           ["redis-server", "--port", str(port), "--dir", directory, "--save", "", "--appendonly", "no"])
+    cmd = ([KVD, "--port", str(port), "--dir", directory, "--save", "", "--appendonly", aof] if kind == "kvd" else
+           ["redis-server", "--port", str(port), "--dir", directory, "--save", "", "--appendonly", aof])
     log = open(os.path.join(directory, "log"), "a")
     started = time.monotonic()
     process = subprocess.Popen(cmd, stdout=log, stderr=log)
@@ -85,5 +87,18 @@ try:
               f"bgsave {info['rdb_last_bgsave_time_sec']} s; load to first PING {load:.2f} s")
     (kw, kl), (rw, rl) = results["kvd"], results["redis-server"]
     print(f"kvd / redis-server: stall {kw / rw:.2f}x, load time {kl / rl:.2f}x")
+    # The append-only file: the same keys logged as SETs in an incr file, replayed at start.
+    replay = {}
+    for kind in ("redis-server", "kvd"):
+        directory = os.path.join(WORK, kind + "-aof"); os.mkdir(directory)
+        process, r, port, _ = start(kind, directory, "yes")
+        fill(r)
+        process.kill(); process.wait()
+        process, r, port, load = start(kind, directory, "yes")
+        keys = r.dbsize()
+        process.kill(); process.wait()
+        replay[kind] = load
+        print(f"{kind}: {keys} keys replayed from its appendonlydir (one incr file of SETs) in {load:.2f} s")
+    print(f"kvd / redis-server: AOF replay time {replay['kvd'] / replay['redis-server']:.2f}x")
 finally:
     shutil.rmtree(WORK, ignore_errors=True)

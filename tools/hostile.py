@@ -329,6 +329,39 @@ def busy_script_killed(pid):
             f"{stopped * 1000:.0f} ms; caller got {caller[:40].decode(errors='replace')}")
 
 
+def read_nested(c):
+    """One reply, arrays read whole (nested lists)."""
+    line = c.reply()
+    if line[:1] == b"*" and int(line[1:]) >= 0:
+        return [read_nested(c) for _ in range(int(line[1:]))]
+    return line
+
+
+def busy_function_killed(pid):
+    """A read-only endless function (FCALL): others get BUSY past the
+    threshold, FUNCTION STATS names it, FUNCTION KILL stops it."""
+    a, b = Client(), Client()
+    b.call("CONFIG", "SET", "busy-reply-threshold", "100")
+    b.call("FUNCTION", "LOAD", "REPLACE",
+           "#!lua name=hostile\nredis.register_function('spin', function() while true do end end)")
+    start = time.monotonic()
+    a.send(resp("FCALL", "spin", "0"))
+    time.sleep(0.3)
+    busy = b.call("GET", "x")
+    b.send(resp("FUNCTION", "STATS"))
+    stats = read_nested(b)
+    kill_at = time.monotonic()
+    killed = b.call("FUNCTION", "KILL")
+    caller = a.reply()
+    stopped = time.monotonic() - kill_at
+    after = b.call("PING")
+    b.call("FUNCTION", "DELETE", "hostile")
+    ok = (busy.startswith(b"-BUSY ") and b"spin" in repr(stats).encode() and killed == b"+OK"
+          and b"killed by user" in caller and after == b"+PONG")
+    return (f"{'ok' if ok else 'WRONG'}: BUSY at {(kill_at - start) * 1000:.0f} ms, FUNCTION STATS named it, "
+            f"FUNCTION KILL stopped it in {stopped * 1000:.0f} ms; caller got {caller[:40].decode(errors='replace')}")
+
+
 def busy_script_shutdown(pid):
     """An endless script that wrote: SCRIPT KILL is refused, SHUTDOWN NOSAVE ends the server."""
     a, b = Client(), Client()
@@ -534,6 +567,7 @@ PROBES = [
     ("unread subscriber", unread_subscriber, None),
     ("a million patterns", million_patterns, None),
     ("busy script, SCRIPT KILL", busy_script_killed, None, SCRIPT_SERVERS),
+    ("busy function, FUNCTION KILL", busy_function_killed, None, SCRIPT_SERVERS),
     ("busy script that wrote, SHUTDOWN NOSAVE", busy_script_shutdown, None, SCRIPT_SERVERS),
     ("script allocating without end", script_allocates, None),
     ("script recursing without end", script_recursion, None),

@@ -1,13 +1,22 @@
 #!/usr/bin/env python3
 """redis-cli's operator views against kvd and a real redis-server, side by side.
 
-usage: redis-cli-check.py path/to/kvd
+usage: .build/venv/bin/python redis-cli-check.py path/to/kvd   (redis-py: make py-deps)
 
 - interactive `help SET` (redis-cli builds it from COMMAND DOCS) prints the
   same block for both;
 - `redis-cli --stat` shows sane figures for kvd: a key count, memory as
-  bytes with a unit (no negative or garbage column), clients, requests;
-- `redis-cli --memkeys` finds the biggest key of each type with no warning.
+  bytes with a unit (no negative or garbage column), clients, requests; its
+  keys, clients and blocked columns as redis-server's;
+- `redis-cli --memkeys` finds the same biggest key of each type as for
+  redis-server (byte figures aside), with no warning;
+- `redis-cli MONITOR` prints the same lines for both (time stamps and client
+  ports aside): plain commands, a script's calls, MULTI/EXEC, a redacted AUTH;
+- the client-side caching commands kvd answers without supporting tracking
+  (TRACKING OFF, TRACKINGINFO, GETREDIR, CACHING, their errors) render the
+  same in RESP2 and RESP3;
+- `redis-cli -s` and redis-py's `unix_socket_path` reach both through a Unix
+  socket (`--unixsocket`), flagged `U` in CLIENT INFO.
 Every step is bounded; the servers are killed at the end.
 """
 import os
@@ -76,6 +85,17 @@ def help_block(port):
     return text[start:text.find("group:", start) + len("group: string")]
 
 
+def memkeys_summary(port):
+    """`redis-cli --memkeys`'s summary, with the byte figures (each server
+    sizes keys its own way) replaced by N."""
+    run = subprocess.run(["redis-cli", "-p", str(port), "--memkeys"], capture_output=True, timeout=30)
+    assert run.returncode == 0, run
+    text = run.stdout.decode(errors="replace")
+    summary = text[text.find("-------- summary"):]
+    summary = re.sub(r"\d+(\.\d+)? bytes", "N bytes", summary)
+    return re.sub(r"avg size \d+\.\d+", "avg size N", summary)
+
+
 def stat_lines(port):
     pid, fd = pty.fork()
     if pid == 0:
@@ -94,9 +114,99 @@ def stat_lines(port):
     return [l for l in out.decode(errors="replace").splitlines() if re.match(r"^\d", l)]
 
 
+MONITORED = [
+    ["SET", "foo", "bar"],
+    ["GET", "foo"],
+    ["EVAL", "return redis.call('set', KEYS[1], ARGV[1])", "1", "k", "v"],
+    ["AUTH", "not-real"],
+]
+
+
+def monitor_lines(port):
+    """What `redis-cli MONITOR` prints while MONITORED and a MULTI/EXEC run,
+    with the time stamps and client ports replaced by placeholders."""
+    watcher = subprocess.Popen(["redis-cli", "-p", str(port), "monitor"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)  # MONITOR is in place before the commands run
+        for command in MONITORED:
+            subprocess.run(["redis-cli", "-p", str(port)] + command, capture_output=True, timeout=5)
+        transaction = b"MULTI\nSET t 1\nEXEC\n"
+        subprocess.run(["redis-cli", "-p", str(port)], input=transaction, capture_output=True, timeout=5)
+        time.sleep(0.5)
+    finally:
+        watcher.kill()
+    text = watcher.communicate(timeout=5)[0].decode(errors="replace")
+    lines = []
+    for line in text.splitlines():
+        line = re.sub(r"^\d+\.\d+ ", "T ", line)
+        line = re.sub(r"\[(\d+) 127\.0\.0\.1:\d+\]", r"[\1 CLIENT]", line)
+        lines.append(line)
+    return lines
+
+
+TRACKING_SCRIPT = """CLIENT TRACKING off
+CLIENT TRACKING maybe
+CLIENT TRACKING
+CLIENT TRACKING off bogus
+CLIENT TRACKING off prefix
+CLIENT TRACKING off bcast noloop
+CLIENT TRACKINGINFO
+CLIENT GETREDIR
+CLIENT CACHING yes
+CLIENT CACHING
+CLIENT TRACKINGINFO x
+CLIENT GETREDIR x
+"""
+
+
+def rendered(port, protocol):
+    return subprocess.run(["redis-cli", "-%d" % protocol, "-p", str(port)], input=TRACKING_SCRIPT.encode(),
+                          capture_output=True, timeout=10).stdout
+
+
+def unix_socket_check(kvd_path):
+    """redis-cli -s and redis-py's unix_socket_path against both servers."""
+    import redis as redispy
+    directory = "/tmp/redis-cli-check-%d" % os.getpid()
+    os.makedirs(directory, exist_ok=True)
+    kvd_socket, redis_socket = directory + "/kvd.sock", directory + "/redis.sock"
+    kvd = subprocess.Popen([kvd_path, "--port", str(free_port()), "--save", "", "--unixsocket", kvd_socket,
+                            "--unixsocketperm", "700"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    redis = subprocess.Popen(["redis-server", "--port", "0", "--save", "", "--appendonly", "no",
+                              "--unixsocket", redis_socket, "--unixsocketperm", "700"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for path in (kvd_socket, redis_socket):
+            for _ in range(100):
+                if os.path.exists(path):
+                    break
+                time.sleep(0.1)
+            assert oct(os.stat(path).st_mode & 0o777) == "0o700", "socket permissions: %s" % path
+            out = subprocess.run(["redis-cli", "-s", path, "ping"], capture_output=True, timeout=5).stdout
+            assert out.strip() == b"PONG", "redis-cli -s %s: %r" % (path, out)
+            client = redispy.Redis(unix_socket_path=path, protocol=2, socket_timeout=5)
+            client.set("u", "1")
+            assert client.get("u") == b"1"
+            assert client.client_info()["flags"] == "U", client.client_info()
+            assert client.config_get("unixsocket")["unixsocket"] == path
+            client.close()
+        print("redis-cli -s and redis-py unix_socket_path: served over the Unix socket, flags=U, for both")
+    finally:
+        kvd.kill()
+        redis.kill()
+        kvd.wait(timeout=10)
+        redis.wait(timeout=10)
+        for path in (kvd_socket, redis_socket):
+            if os.path.exists(path):
+                os.unlink(path)
+        os.rmdir(directory)
+
+
 def main():
     kvd_port, redis_port = free_port(), free_port()
-    kvd = subprocess.Popen([sys.argv[1], "--port", str(kvd_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kvd = subprocess.Popen([sys.argv[1], "--port", str(kvd_port), "--save", ""], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
     redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -106,9 +216,10 @@ def main():
         assert got == expected, "help SET differs:\nredis-server: %r\nkvd: %r" % (expected, got)
         print("redis-cli help SET: the same for kvd as for redis-server")
 
-        for command in (["SET", "s", "x" * 100], ["RPUSH", "l", "a", "b"], ["HSET", "h", "f", "v"],
-                        ["SADD", "st", "m"], ["ZADD", "z", "1", "m"]):
-            subprocess.run(["redis-cli", "-p", str(kvd_port)] + command, capture_output=True, timeout=5, check=True)
+        for port in (kvd_port, redis_port):
+            for command in (["SET", "s", "x" * 100], ["RPUSH", "l", "a", "b"], ["HSET", "h", "f", "v"],
+                            ["SADD", "st", "m"], ["ZADD", "z", "1", "m"]):
+                subprocess.run(["redis-cli", "-p", str(port)] + command, capture_output=True, timeout=5, check=True)
         lines = stat_lines(kvd_port)
         assert lines, "redis-cli --stat printed no figures for kvd"
         for line in lines:
@@ -116,15 +227,32 @@ def main():
             keys, memory, clients, blocked, requests = fields[0], fields[1], fields[2], fields[3], fields[4]
             assert keys == "5" and clients.isdigit() and blocked == "0" and requests.isdigit(), line
             assert re.match(r"^\d+(\.\d+)?[BKMG]$", memory), "--stat's memory column: %r" % line
-        print("redis-cli --stat: %d lines of sane figures for kvd (%s)" % (len(lines), lines[-1].strip()))
+        # Keys, clients and blocked clients as redis-server shows them.
+        theirs = stat_lines(redis_port)
+        assert theirs and [theirs[0].split()[i] for i in (0, 2, 3)] == [lines[0].split()[i] for i in (0, 2, 3)], \
+            "--stat: redis-server %r, kvd %r" % (theirs[:1], lines[:1])
+        print("redis-cli --stat: %d lines of sane figures for kvd (%s), keys and clients as redis-server's"
+              % (len(lines), lines[-1].strip()))
 
-        memkeys = subprocess.run(["redis-cli", "-p", str(kvd_port), "--memkeys"], capture_output=True, timeout=30)
-        text = memkeys.stdout.decode()
-        assert memkeys.returncode == 0 and "Warning" not in text and "5 keys" in text.replace("Sampled ", ""), text
-        print("redis-cli --memkeys: every key sized, no warning")
+        expected, got = memkeys_summary(redis_port), memkeys_summary(kvd_port)
+        assert "Warning" not in got and got == expected, \
+            "--memkeys differs:\nredis-server: %s\nkvd: %s" % (expected, got)
+        print("redis-cli --memkeys: the same summary as redis-server's (byte figures aside), no warning")
+
+        expected, got = monitor_lines(redis_port), monitor_lines(kvd_port)
+        assert len(expected) >= 8 and got == expected, \
+            "MONITOR differs:\nredis-server: %r\nkvd: %r" % (expected, got)
+        print("redis-cli MONITOR: the same %d lines for kvd as for redis-server" % len(got))
+
+        for protocol in (2, 3):
+            expected, got = rendered(redis_port, protocol), rendered(kvd_port, protocol)
+            assert got == expected, "CLIENT TRACKING and friends differ (RESP%d):\nredis-server: %r\nkvd: %r" % (
+                protocol, expected, got)
+        print("CLIENT TRACKING OFF/TRACKINGINFO/GETREDIR/CACHING: rendered the same as redis-server's, RESP2 and 3")
     finally:
         kvd.kill()
         redis.kill()
+    unix_socket_check(sys.argv[1])
 
 
 main()

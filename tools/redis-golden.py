@@ -390,6 +390,62 @@ SCRIPT_CASES = [
         ["CONFIG", "SET", "lua-time-limit", "250"], ["CONFIG", "GET", "busy-reply-threshold"],
         ["CONFIG", "SET", "busy-reply-threshold", "-1"], ["CONFIG", "SET", "busy-reply-threshold", "x"],
         ["CONFIG", "SET", "busy-reply-threshold", "5000"])),
+    ("functions", resp(
+        ["FUNCTION", "FLUSH"],
+        ["FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function(keys, args) return {keys[1], args[1]} end)"],
+        ["FCALL", "f", "1", "k", "a"], ["FCALL", "F", "0"], ["FCALL_RO", "f", "0"], ["FCALL", "nope", "0"],
+        ["FCALL", "f", "x"], ["FCALL", "f", "2", "k"], ["FCALL", "f", "-1"], ["FCALL", "f"],
+        ["FUNCTION", "LOAD", "REPLACE", "#!lua name=lib\nredis.register_function{function_name='g', "
+         "callback=function() return redis.call('set', 'x', '1') end, flags={'no-writes', 'allow-stale'}, "
+         "description='a desc'}"],
+        ["FCALL", "g", "0"], ["FCALL_RO", "g", "0"], ["FCALL", "f", "0"],
+        ["FUNCTION", "LIST"], ["FUNCTION", "LIST", "WITHCODE", "LIBRARYNAME", "l*"], ["FUNCTION", "LIST", "LIBRARYNAME", "z*"],
+        ["FUNCTION", "LIST", "LIBRARYNAME"], ["FUNCTION", "LIST", "WITHCODE", "WITHCODE"], ["FUNCTION", "STATS"],
+        ["FUNCTION", "DELETE", "lib"], ["FUNCTION", "DELETE", "lib"], ["FUNCTION", "STATS"],
+        ["FUNCTION", "KILL"], ["FUNCTION", "HELP"], ["FUNCTION", "NOPE"], ["FUNCTION", "LOAD"], ["FUNCTION"])),
+    ("function load errors", resp(
+        ["FUNCTION", "FLUSH"],
+        ["FUNCTION", "LOAD", "return 1"], ["FUNCTION", "LOAD", "#!lua"], ["FUNCTION", "LOAD", "#!lua name=x"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nreturn 1"], ["FUNCTION", "LOAD", "#!lua name=a-b\nreturn 1"],
+        ["FUNCTION", "LOAD", "#!py name=x\nreturn 1"], ["FUNCTION", "LOAD", "#!lua name=x foo=1\nreturn 1"],
+        ["FUNCTION", "LOAD", "#!lua name=x name=y\nreturn 1"], ["FUNCTION", "LOAD", "BOGUS", "#!lua name=x\nreturn 1"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nreturn +"], ["FUNCTION", "LOAD", "#!lua name=x\na = 1"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nredis.call('ping')"], ["FUNCTION", "LOAD", "#!lua name=x\nerror('boom')"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function()"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f')"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('a-b', function() end)"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function{function_name='f', callback=function() end, flags={'bad'}}"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function{function_name='f', callback=function() end, foo=1}"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function{callback=function() end}"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', function() end) redis.register_function('f', function() end)"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', function() return math.random() end)"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', function() return 1 end)"],
+        ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', function() return 1 end)"],
+        ["FUNCTION", "LOAD", "#!lua name=y\nredis.register_function('F', function() return 1 end)"],
+        ["FUNCTION", "FLUSH", "BOGUS"], ["FUNCTION", "FLUSH", "SYNC", "x"], ["FUNCTION", "FLUSH", "ASYNC"],
+        ["FUNCTION", "RESTORE", "bad"], ["FUNCTION", "RESTORE", "bad", "BOGUS"], ["FUNCTION", "RESTORE", "a", "b", "c"],
+        ["FUNCTION", "RESTORE", b"\xf5\x01x\n\x00\x00\x00\x00\x00\x00\x00\x00\x00"])),
+    ("function runs", resp(
+        ["FUNCTION", "FLUSH"],
+        ["FUNCTION", "LOAD", "#!lua name=r\nlocal function add(a) return a + 1 end\n"
+         "redis.register_function('inc', function(keys) return add(tonumber(redis.call('get', keys[1]) or 0)) end)\n"
+         "redis.register_function('oops', function() return nil .. 1 end)\n"
+         "redis.register_function('glob', function() x = 1 end)\n"
+         "redis.register_function('reg', function() redis.register_function('z', function() end) end)\n"
+         "redis.register_function('msg', function() return cmsgpack.unpack(cmsgpack.pack({1, 'a', 0.5})) end)"],
+        ["SET", "n", "41"], ["FCALL", "inc", "1", "n"], ["FCALL", "oops", "0"], ["FCALL", "glob", "0"],
+        ["FCALL", "reg", "0"], ["FCALL", "msg", "0"], ["EVAL", "return redis.call('fcall', 'inc', 1, 'n')", "0"],
+        ["EVAL", "return redis.call('function', 'list')", "0"],
+        ["MULTI"], ["FCALL", "inc", "1", "n"], ["EXEC"], ["FUNCTION", "FLUSH"])),
+    ("cmsgpack", resp(
+        ["EVAL", "local e = cmsgpack.pack(0.1, -1099511627776, 1.5, {1, 2}, {a = 1}, {}, 'abc', true, nil, 200, "
+         "70000, -200, -40000, -3000000000, 1e20, string.rep('x', 40), string.rep('y', 300)) return e", "0"],
+        ["EVAL", "return {cmsgpack.unpack(cmsgpack.pack(1, 'a', {1, 2}))}", "0"],
+        ["EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(1, 'a'), 0)}", "0"],
+        ["EVAL", "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 'a', 3), 2, 1)}", "0"],
+        ["EVAL", "return cmsgpack.unpack('\\146\\1')", "0"], ["EVAL", "return cmsgpack.unpack('\\193')", "0"],
+        ["EVAL", "return cmsgpack.pack()", "0"], ["EVAL", "return cmsgpack.unpack_one('a', 5)", "0"],
+        ["EVAL", "cmsgpack.pack = 1", "0"])),
     ("eval multi", resp(
         ["MULTI"], ["EVAL", "return redis.call('incr', KEYS[1])", "1", "n"],
         ["EVAL", "return redis.call('nosuch')", "0"], ["EVAL", "return redis.call('get', 'n')", "0"], ["EXEC"])),

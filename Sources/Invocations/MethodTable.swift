@@ -44,6 +44,11 @@ public enum MethodIsolation: Sendable, Equatable {
 /// method to call. Immutable and `Sendable`; ``method(_:_:)`` returns a new table.
 public struct MethodTable<Target: AnyObject>: Sendable {
     @usableFromInline var entries: [Selector: MethodEntry] = [:]
+    /// The same entries in registration order, searched first by a call:
+    /// comparing a short selector (a small string, compared as two words)
+    /// with each of a few entries costs less than hashing it with SipHash
+    /// for the dictionary.
+    @usableFromInline var ordered: [MethodEntry] = []
 
     /// Where the methods may run: say `.mainActor` for a `@MainActor` class.
     public let isolation: MethodIsolation
@@ -95,15 +100,17 @@ public struct MethodTable<Target: AnyObject>: Sendable {
         let signature = MethodSignature(selector: selector, argumentTypes: argumentTypes, returnType: Result.self)
         var table = self
         let label = MethodLabels.intern("\(Target.self).\(selector)")
-        table.entries[selector] = MethodEntry(signature: signature, isolation: isolation, label: label) {
+        let entry = MethodEntry(signature: signature, isolation: isolation, label: label) {
             object, arguments in
             // Invocation pairs an entry only with the table's own Target type.
             let target = unsafeDowncast(object, to: Target.self)
             // A cursor on the stack, not a captured `var` (which would be
             // boxed on the heap on every call).
             var index = 0
-            let result = try withUnsafeMutablePointer(to: &index) { cursor in
-                try method(target)(repeat takeArgument(arguments, cursor, as: (each Argument).self))
+            let result = try arguments.withUnsafeBufferPointer { arguments in
+                try withUnsafeMutablePointer(to: &index) { cursor in
+                    try method(target)(repeat takeArgument(arguments, cursor, as: (each Argument).self))
+                }
             }
             if Result.self == Void.self { return nil }
             // A method returning an Optional answers nil, not Optional(nil).
@@ -113,6 +120,8 @@ public struct MethodTable<Target: AnyObject>: Sendable {
             if let optional = result as? any OptionalValue, optional.wrappedValue == nil { return nil }
             return result
         }
+        table.entries[selector] = entry
+        table.ordered.append(entry)
         return table
     }
 
@@ -128,8 +137,16 @@ public struct MethodTable<Target: AnyObject>: Sendable {
     }
 
     func entry(for selector: Selector) -> MethodEntry? {
-        entries[selector]
+        if ordered.count <= MethodTable.linearSearchLimit {
+            for entry in ordered where entry.selector == selector { return entry }
+            return nil
+        }
+        return entries[selector]
     }
+
+    /// Up to this many methods, a call finds its entry by comparing
+    /// selectors in order rather than by hashing.
+    static var linearSearchLimit: Int { 8 }
 }
 
 /// One row of a method table: the signature and the type-erased call.
@@ -138,6 +155,9 @@ public struct MethodTable<Target: AnyObject>: Sendable {
 @usableFromInline
 final class MethodEntry: Sendable {
     let signature: MethodSignature
+    /// The signature's selector, kept beside it: a lookup compares it
+    /// without copying the signature (its arrays and strings retained).
+    let selector: Selector
     let isolation: MethodIsolation
     /// `Type.selector`, interned (see `MethodLabels`). `nonisolated(unsafe)`:
     /// the pointer never changes, and the bytes it points to are never
@@ -154,9 +174,17 @@ final class MethodEntry: Sendable {
         call: @escaping @Sendable (AnyObject, [(any Sendable)?]) throws -> (any Sendable)?
     ) {
         self.signature = signature
+        self.selector = signature.selector
         self.isolation = isolation
         self.label = label
         self.call = call
+    }
+}
+
+extension MethodEntry {
+    /// Checks `arguments` against the signature, borrowing it in place.
+    func check(_ arguments: [(any Sendable)?]) -> InvocationError? {
+        signature.check(arguments)
     }
 }
 
@@ -164,19 +192,24 @@ final class MethodEntry: Sendable {
 /// signature before the invocation was made, so the cast cannot fail).
 @inline(__always)
 @inlinable
-func takeArgument<T>(_ arguments: [(any Sendable)?], _ cursor: UnsafeMutablePointer<Int>, as: T.Type) -> T {
+func takeArgument<T>(
+    _ arguments: UnsafeBufferPointer<(any Sendable)?>, _ cursor: UnsafeMutablePointer<Int>, as: T.Type
+) -> T {
     defer { cursor.pointee += 1 }
     guard let value = arguments[cursor.pointee] else { return Optional<Any>.none as! T }  // nil for an Optional
     return cast(value, to: T.self)
 }
 
 /// `value` as `T`, with the existential opened first (`U` is its dynamic
-/// type), so the cast is from one concrete type to another: when the two
-/// are the same, which the signature check makes the usual case, the
-/// runtime's cast is a copy.
+/// type). When the two are the same type, which the signature check makes
+/// the usual case, the value is reinterpreted without asking the runtime's
+/// dynamic cast (hundreds of instructions); otherwise (a subclass, a
+/// protocol parameter, a value wrapped into an `Optional` parameter) the
+/// runtime casts it.
 @inlinable
 func cast<U, T>(_ value: U, to _: T.Type) -> T {
-    value as! T
+    if U.self == T.self { return unsafeBitCast(value, to: T.self) }
+    return value as! T
 }
 
 // MARK: - MethodSignature
@@ -221,6 +254,11 @@ public struct ArgumentType: Sendable, CustomStringConvertible {
         self.accepts = accepts
     }
 
+    /// The exact types, for the check's fast path.
+    var exact: ExactArgumentType {
+        ExactArgumentType(type: exactType, wrappedType: exactWrappedType, acceptsNil: acceptsNil)
+    }
+
     /// True when `value` can be passed for this parameter.
     public func accepts(_ value: Any?) -> Bool {
         if let value {
@@ -231,6 +269,25 @@ public struct ArgumentType: Sendable, CustomStringConvertible {
     }
 
     public var description: String { name }
+}
+
+/// A parameter's exact types as plain words (no reference to retain).
+struct ExactArgumentType {
+    let type: ObjectIdentifier
+    let wrappedType: ObjectIdentifier?
+    let acceptsNil: Bool
+
+    /// True when `value`'s dynamic type is exactly the parameter's (or, for
+    /// an `Optional` parameter, its wrapped type), or it is nil where nil is
+    /// accepted: the check of almost every argument, without converting the
+    /// value to `Any` or asking the runtime's dynamic cast. False sends the
+    /// argument to ``ArgumentType/accepts(_:)``, which also casts.
+    @inline(__always)
+    func accepts(_ value: (any Sendable)?) -> Bool {
+        guard let value else { return acceptsNil }
+        let dynamicType = ObjectIdentifier(Swift.type(of: value))
+        return dynamicType == type || dynamicType == wrappedType
+    }
 }
 
 /// What a method takes and returns: the analogue of `NSMethodSignature`,
@@ -244,6 +301,10 @@ public struct MethodSignature: Sendable, CustomStringConvertible {
     public let returnType: Any.Type
     /// The return type's name as Swift spells it.
     public let returnTypeName: String
+    /// Each parameter's exact types, as plain words: what the check of a
+    /// call compares first, without copying an `ArgumentType` (a string and
+    /// a closure to retain and release) per argument.
+    private let exactTypes: [ExactArgumentType]
 
     /// The number of arguments the method takes (unlike `NSMethodSignature`,
     /// no hidden `self` and `_cmd`: index 0 is the first real argument).
@@ -255,6 +316,7 @@ public struct MethodSignature: Sendable, CustomStringConvertible {
         self.argumentTypes = argumentTypes
         self.returnType = returnType
         self.returnTypeName = String(describing: returnType)
+        self.exactTypes = argumentTypes.map(\.exact)
     }
 
     /// Checks `arguments` against the signature: the count first, then each
@@ -264,6 +326,15 @@ public struct MethodSignature: Sendable, CustomStringConvertible {
         guard arguments.count == argumentTypes.count else {
             return .argumentCountMismatch(selector, expected: argumentTypes.count, got: arguments.count)
         }
+        let allExact = arguments.withUnsafeBufferPointer { arguments in
+            exactTypes.withUnsafeBufferPointer { types in
+                for index in 0..<arguments.count where !types[index].accepts(arguments[index]) {
+                    return false
+                }
+                return true
+            }
+        }
+        if allExact { return nil }
         for index in arguments.indices where !argumentTypes[index].accepts(arguments[index]) {
             let expected = argumentTypes[index].name
             guard let value = arguments[index] else {
@@ -326,7 +397,7 @@ package struct MethodCall: Sendable {
         guard let entry = table.entry(for: selector) else {
             throw .unrecognizedSelector(selector, targetType: String(describing: Target.self), answers: table.selectors)
         }
-        if let error = entry.signature.check(arguments) { throw error }
+        if let error = entry.check(arguments) { throw error }
         self.selector = selector
         self.arguments = arguments
         self.entry = entry
@@ -378,8 +449,8 @@ public final class Invocation: Sendable, CustomStringConvertible {
     /// The object whose method is called.
     public let target: any AnyObject & Sendable
     private let call: MethodCall
-    /// The checked call, for a loop that performs it.
-    package var methodCall: MethodCall { call }
+    /// `Type.selector`, interned: what names the call in slow-job and stall reports.
+    package var label: UnsafePointer<CChar> { call.label }
 
     /// The method's name.
     public var selector: Selector { call.selector }

@@ -4,8 +4,16 @@ import Glibc
 
 /// What kvd is told on its command line.
 public struct ServerOptions: Sendable {
-    /// The IPv4 address to listen on.
-    public var bind = "127.0.0.1"
+    /// The addresses to listen on, in Redis's `bind` syntax: IPv4 or IPv6
+    /// (`*` and `::*` for any), a leading `-` for one that is skipped when
+    /// this host lacks it (`["127.0.0.1", "-::1"]`). Empty: no TCP at all
+    /// (then `unixSocket` must be set).
+    public var bind = ["127.0.0.1"]
+    /// Redis's `unixsocket`: a Unix-domain socket to listen on too.
+    public var unixSocket: String?
+    /// Redis's `unixsocketperm` (octal on the command line; 0: what the
+    /// umask leaves).
+    public var unixSocketPermissions: UInt32 = 0
     /// The TCP port; 0 lets the kernel choose (see ``Server/port``).
     public var port = 6380
     /// I/O worker loops. 0 serves I/O on the keyspace's own loop, as Redis
@@ -57,6 +65,16 @@ public struct ServerOptions: Sendable {
     public var savePoints: [SavePoint] = []
     /// Redis's `stop-writes-on-bgsave-error`.
     public var stopWritesOnBgsaveError = true
+    /// The append-only file (Persistence/AppendOnlyFile.swift), with
+    /// Redis's names and defaults: `appendonly`, `appendfsync`,
+    /// `appendfilename`, `appenddirname`, `aof-load-truncated`.
+    public var appendOnly = false
+    public var appendFsync = AppendFsync.everysec
+    public var appendFilename = "appendonly.aof"
+    public var appendDirname = "appendonlydir"
+    public var aofLoadTruncated = true
+    /// `aof-use-rdb-preamble`: a rewrite's base is an RDB file (else RESP commands).
+    public var aofUseRDBPreamble = true
 
     /// Limits on one client's unsent replies.
     public struct OutputBufferLimit: Sendable, Equatable {
@@ -80,7 +98,12 @@ public struct ServerOptions: Sendable {
     /// `kvd --help`.
     public static let usage = """
         usage: kvd [options]
-          --bind ADDRESS     IPv4 address to listen on (default 127.0.0.1)
+          --bind ADDRESS ... addresses to listen on, IPv4 or IPv6, as Redis's bind:
+                             * and ::* for any, a leading - for one this host may
+                             lack ("127.0.0.1 -::1"; default 127.0.0.1)
+          --unixsocket PATH  listen on a Unix socket too (its clients count as local)
+          --unixsocketperm OCTAL
+                             the Unix socket's permissions (e.g. 700)
           --port PORT        TCP port (default 6380; 0 picks a free one)
           --io-threads N     I/O worker loops; 0 serves I/O on the keyspace's own loop,
                              as Redis does (default: 0 on up to 2 cores, else cores - 1)
@@ -119,6 +142,20 @@ public struct ServerOptions: Sendable {
           --stop-writes-on-bgsave-error yes|no
                              refuse writes with MISCONF after a failed BGSAVE
                              while save points are set (default yes)
+          --appendonly yes|no
+                             log every write to appendonlydir/ and replay it at
+                             start instead of dump.rdb (default no, as Redis)
+          --appendfsync always|everysec|no
+                             fsync the log before each reply, once a second, or
+                             never (default everysec)
+          --appendfilename NAME, --appenddirname NAME
+                             the log's names (default appendonly.aof, appendonlydir)
+          --aof-load-truncated yes|no
+                             load a log whose last command is cut short, up to
+                             that command (default yes)
+          --aof-use-rdb-preamble yes|no
+                             a rewrite's base is an RDB file, or RESP commands
+                             (default yes)
           --help             this text
         Signals: SIGTERM and SIGINT stop gracefully (stop accepting, answer what
         was read, close, save dump.rdb when save points are set, exit 0),
@@ -143,6 +180,13 @@ public struct ServerOptions: Sendable {
             guard index < arguments.count else { throw UsageError(description: "\(flag) needs a value") }
             return arguments[index]
         }
+        func yesNo(_ flag: String) throws(UsageError) -> Bool {
+            switch try value(flag).lowercased() {
+            case "yes": return true
+            case "no": return false
+            case let other: throw UsageError(description: "\(flag) takes yes or no, got '\(other)'")
+            }
+        }
         func number(_ flag: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
             let text = try value(flag)
             guard let n = Int(text), range.contains(n) else {
@@ -166,7 +210,22 @@ public struct ServerOptions: Sendable {
         while index < arguments.count {
             switch arguments[index] {
             case "--help", "-h": return nil
-            case "--bind": options.bind = try value("--bind")
+            case "--bind":
+                // Redis's: one argument with spaces, or several arguments.
+                var words = try value("--bind").split(separator: " ").map(String.init)
+                while index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") {
+                    index += 1
+                    words += arguments[index].split(separator: " ").map(String.init)
+                }
+                _ = try ListenAddress.parse(words)
+                options.bind = words
+            case "--unixsocket": options.unixSocket = try value("--unixsocket")
+            case "--unixsocketperm":
+                let text = try value("--unixsocketperm")
+                guard let permissions = UInt32(text, radix: 8), permissions <= 0o777 else {
+                    throw UsageError(description: "--unixsocketperm takes octal permissions such as 700, got '\(text)'")
+                }
+                options.unixSocketPermissions = permissions
             case "--port": options.port = try number("--port", 0...65535)
             case "--io-threads": options.ioThreads = try number("--io-threads", 0...256)
             case "--max-clients": options.maxClients = try number("--max-clients", 1...1_000_000)
@@ -221,6 +280,22 @@ public struct ServerOptions: Sendable {
                 case let other:
                     throw UsageError(description: "--stop-writes-on-bgsave-error takes yes or no, got '\(other)'")
                 }
+            case "--appendonly": options.appendOnly = try yesNo("--appendonly")
+            case "--aof-load-truncated": options.aofLoadTruncated = try yesNo("--aof-load-truncated")
+            case "--aof-use-rdb-preamble": options.aofUseRDBPreamble = try yesNo("--aof-use-rdb-preamble")
+            case "--appendfsync":
+                let text = try value("--appendfsync")
+                guard let policy = AppendFsync(rawValue: text.lowercased()) else {
+                    throw UsageError(description: "--appendfsync takes always, everysec or no, got '\(text)'")
+                }
+                options.appendFsync = policy
+            case "--appendfilename", "--appenddirname":
+                let flag = arguments[index]
+                let name = try value(flag)
+                guard !name.isEmpty, !name.contains("/") else {
+                    throw UsageError(description: "\(flag) takes a name without a directory, got '\(name)'")
+                }
+                if flag == "--appendfilename" { options.appendFilename = name } else { options.appendDirname = name }
             case "--shutdown-timeout":
                 let text = try value("--shutdown-timeout")
                 guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {

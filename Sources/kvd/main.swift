@@ -32,12 +32,18 @@ sigemptyset(&handled)
 for signalNumber in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, signalNumber) }
 pthread_sigmask(SIG_UNBLOCK, &handled, nil)
 let server = Server(options: options, core: EventLoop.main)
+/// Where kvd listens, for its log lines: each address with the port, and the Unix socket.
+func listeningOn(port: Int) -> String {
+    let addresses = options.bind.map { $0.hasPrefix("-") ? String($0.dropFirst()) : $0 }
+    let tcp = addresses.map { ($0.contains(":") ? "[\($0)]" : $0) + ":\(port)" }
+    return (tcp + (options.unixSocket.map { [$0] } ?? [])).joined(separator: ", ")
+}
 // SHUTDOWN stops kvd as SIGTERM does (it has saved, or was told NOSAVE).
 server.shutdownCommand = { kill(getpid(), SIGTERM) }
 do {
     try server.start()
 } catch {
-    say("kvd: cannot start on \(options.bind):\(options.port): \(error)")
+    say("kvd: cannot start on \(listeningOn(port: options.port)): \(error)")
     exit(1)
 }
 
@@ -53,7 +59,7 @@ func notifySystemd(_ states: ServiceState...) {
     }
 }
 let statusLine = { "\(server.connectedClients) clients, \(server.commandsProcessed) commands" }
-notifySystemd(.ready, .status("serving on \(options.bind):\(server.port); \(statusLine())"))
+notifySystemd(.ready, .status("serving on \(listeningOn(port: server.port)); \(statusLine())"))
 if ServiceNotifier.socket != nil {
     _ = try core.schedule(every: .seconds(1)) { notifySystemd(.status(statusLine())) }
     _ = try core.keepServiceWatchdogAlive()
@@ -105,8 +111,8 @@ _ = try signals.onSignal(SIGHUP) { say(server.statsLine()) }
 
 say(
     options.ioThreads == 0
-        ? "kvd: serving on \(options.bind):\(server.port); I/O and the keyspace on the main thread (--io-threads 0)"
-        : "kvd: serving on \(options.bind):\(server.port) with \(options.ioThreads) I/O loop(s); the keyspace is on the main thread"
+        ? "kvd: serving on \(listeningOn(port: server.port)); I/O and the keyspace on the main thread (--io-threads 0)"
+        : "kvd: serving on \(listeningOn(port: server.port)) with \(options.ioThreads) I/O loop(s); the keyspace is on the main thread"
 )
 try core.run()
 server.stopWorkers()

@@ -81,6 +81,36 @@ private func waitUntilBusy(_ server: Server) -> Bool {
         }
     }
 
+    @Test(arguments: [0, 2]) func aTransactionMeetingABusyScriptRunsWholeOrNotAtAll(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let caller = try TestClient(port: server.port)
+            let queued = try TestClient(port: server.port)
+            let opened = try TestClient(port: server.port)
+            #expect(call(queued, "CONFIG", "SET", "busy-reply-threshold", "50") == "+OK\r\n")
+            #expect(call(queued, "SET", "x", "1") == "+OK\r\n")
+            #expect(call(queued, "MULTI") == "+OK\r\n")
+            #expect(call(queued, "INCR", "x") == "+QUEUED\r\n")
+            send(caller, "EVAL", "while true do end", "0")
+            #expect(waitUntilBusy(server))
+            // As in Redis: MULTI passes, a command inside it is refused
+            // (which dooms the transaction), EXEC aborts it.
+            #expect(call(opened, "MULTI") == "+OK\r\n")
+            #expect(call(opened, "MULTI") == "-ERR MULTI calls can not be nested\r\n")
+            #expect(call(opened, "INCR", "x") == busy)
+            #expect(call(queued, "EXEC") == "-EXECABORT Transaction discarded because of: \(busy.dropFirst())")
+            #expect(call(queued, "DISCARD") == "-ERR DISCARD without MULTI\r\n")
+            #expect(call(queued, "SCRIPT", "KILL") == "+OK\r\n")
+            #expect(caller.readLine().hasPrefix("-ERR Script killed by user"))
+            // The core applied what was answered: one client is out of its
+            // transaction, the other is in one that EXEC aborts.
+            #expect(call(queued, "PING") == "+PONG\r\n")
+            #expect(call(opened, "INCR", "x") == "+QUEUED\r\n")
+            #expect(call(opened, "EXEC") == "-EXECABORT Transaction discarded because of previous errors.\r\n")
+            #expect(call(opened, "GET", "x") == "$1\r\n")
+            #expect(opened.readLine() == "1\r\n")
+        }
+    }
+
     @Test(arguments: ["0", "2"]) func shutdownNosaveEndsADaemonHeldByABusyScript(ioThreads: String) throws {
         let (process, _, port) = try launchKVD(["--port", "0", "--io-threads", ioThreads])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }

@@ -118,6 +118,82 @@ import Testing
         }
     }
 
+    @Test func memoryStatsHasRedissFieldsAndKvdsFigures() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            _ = client.roundTrip("SET plain 1\r\n", replyBytes: 5)
+            _ = client.roundTrip("SET brief 1 EX 100\r\n", replyBytes: 5)
+            _ = client.roundTrip("SELECT 3\r\n", replyBytes: 5)
+            _ = client.roundTrip("SET other 1\r\n", replyBytes: 5)
+            client.send("MEMORY STATS\r\n")
+            guard case .array(let reply) = value(client) else { return #expect(Bool(false), "MEMORY STATS") }
+            let names = stride(from: 0, to: reply.count, by: 2).map { reply[$0] }
+            let fields = Dictionary(
+                stride(from: 0, to: reply.count - 1, by: 2).map { index -> (String, Value) in
+                    guard case .text(let name) = reply[index] else { return ("", reply[index + 1]) }
+                    return (name, reply[index + 1])
+                },
+                uniquingKeysWith: { first, _ in first })
+            // Redis 7.0's fields in its order; a database only when it has keys.
+            let expected =
+                [
+                    "peak.allocated", "total.allocated", "startup.allocated", "replication.backlog", "clients.slaves",
+                    "clients.normal", "cluster.links", "aof.buffer", "lua.caches", "functions.caches", "db.0", "db.3",
+                    "overhead.total", "keys.count", "keys.bytes-per-key", "dataset.bytes", "dataset.percentage",
+                    "peak.percentage", "allocator.allocated", "allocator.active", "allocator.resident",
+                    "allocator-fragmentation.ratio", "allocator-fragmentation.bytes", "allocator-rss.ratio",
+                    "allocator-rss.bytes", "rss-overhead.ratio", "rss-overhead.bytes", "fragmentation",
+                    "fragmentation.bytes",
+                ].map(Value.text)
+            #expect(names == expected)
+            #expect(fields["keys.count"] == .text("3"))
+            // Two keys in db 0, one of them with an expiry: 96 bytes each.
+            let db0: Value = .array(
+                [
+                    "overhead.hashtable.main", "192", "overhead.hashtable.expires", "96",
+                    "overhead.hashtable.slot-to-keys", "0",
+                ].map(Value.text))
+            #expect(fields["db.0"] == db0)
+            guard case .text(let resident) = fields["allocator.resident"] else { return #expect(Bool(false)) }
+            #expect((Int(resident) ?? 0) > 0)
+            if getenv("MAINLOOP_SANITIZED") == nil {
+                guard case .text(let total) = fields["total.allocated"],
+                    case .text(let peak) = fields["peak.allocated"]
+                else { return #expect(Bool(false)) }
+                #expect((Int(total) ?? 0) > 0 && Int(peak) == Int(total))
+            }
+        }
+    }
+
+    @Test func clientTrackingCannotBeTurnedOnAndSaysSo() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            let refusal = "-ERR CLIENT TRACKING is not supported by kvd: it sends no invalidation messages\r\n"
+            #expect(client.roundTrip("CLIENT TRACKING on\r\n", replyBytes: refusal.utf8.count) == refusal)
+            #expect(client.roundTrip("CLIENT TRACKING on BCAST\r\n", replyBytes: refusal.utf8.count) == refusal)
+            // Still off: the connection's flags and redirect say so.
+            #expect(client.roundTrip("CLIENT GETREDIR\r\n", replyBytes: 5) == ":-1\r\n")
+        }
+    }
+
+    @Test func memoryUsageSamplesAsItIsTold() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            // 100 short elements, then one long: the default 5 samples miss
+            // the long one, SAMPLES 0 counts it.
+            client.send(request(["RPUSH", "list"] + (0..<100).map { _ in "x" }))
+            _ = client.readLine()
+            client.send(request(["RPUSH", "list", String(repeating: "y", count: 10_000)]))
+            _ = client.readLine()
+            client.send("MEMORY USAGE list\r\nMEMORY USAGE list SAMPLES 0\r\nMEMORY USAGE list SAMPLES -1\r\n")
+            let sampled = Int(client.readLine().dropFirst().prefix { $0.isNumber }) ?? 0
+            let all = Int(client.readLine().dropFirst().prefix { $0.isNumber }) ?? 0
+            #expect(sampled > 0 && sampled < 10_000)
+            #expect(all > 10_000)
+            #expect(client.readLine() == "-ERR syntax error\r\n")
+        }
+    }
+
     @Test func infoReportsMemoryCpuErrorsAndAverageTTL() throws {
         try withServer { server in
             let client = try TestClient(port: server.port)
@@ -201,6 +277,61 @@ import Testing
             #expect(writer.readLine() == "+OK\r\n")
             #expect(writer.readLine() == "$1\r\n")
             #expect(writer.readLine() == "1\r\n")
+        }
+    }
+
+    @Test(arguments: [0, 2]) func aClientThatKillsItselfIsClosedBeforeItsNextRequest(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            // Redis closes it after the KILL's reply: a request sent after
+            // that reply is never answered (a race that a few rounds catch).
+            for _ in 0..<20 {
+                let client = try TestClient(port: server.port)
+                client.send("CLIENT ID\r\n")
+                let id = client.readLine().dropFirst().prefix { $0.isNumber }
+                #expect(client.roundTrip("CLIENT KILL ID \(id) SKIPME no\r\n", replyBytes: 4) == ":1\r\n")
+                client.send("PING\r\n")
+                #expect(client.readAll() == [])
+            }
+        }
+    }
+
+    @Test func aWritePauseHoldsWritingScriptsAndExecsAnswersBadCommandsAndKeepsExpiredKeys() throws {
+        try withServer { server in
+            let admin = try TestClient(port: server.port)
+            let client = try TestClient(port: server.port)
+            let transaction = try TestClient(port: server.port)
+            transaction.send("MULTI\r\nSET t 1\r\n")
+            #expect(transaction.readLine() == "+OK\r\n")
+            #expect(transaction.readLine() == "+QUEUED\r\n")
+            // The key and the pause in one transaction: the key cannot
+            // expire before the pause starts, however slow the machine.
+            admin.send("MULTI\r\nSET brief 1 PX 100\r\nCLIENT PAUSE 20000 WRITE\r\nEXEC\r\n")
+            for line in ["+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n", "+OK\r\n", "+OK\r\n"] {
+                #expect(admin.readLine() == line)
+            }
+            // A wrong arity is answered at once; a no-writes script runs; a
+            // script without that flag waits, and so does an EXEC that writes.
+            let arity = "-ERR wrong number of arguments for 'set' command\r\n"
+            #expect(client.roundTrip("SET x\r\n", replyBytes: arity.utf8.count) == arity)
+            client.send(request(["EVAL", "#!lua flags=no-writes\nreturn 7", "0"]))
+            #expect(client.readLine() == ":7\r\n")
+            client.send(request(["EVAL", "return 8", "0"]))
+            transaction.send("EXEC\r\n")
+            var waiting = [client.fd, transaction.fd].map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            #expect(poll(&waiting, 2, 300) == 0)
+            // The expired key reads as gone but is not deleted while paused.
+            #expect(admin.roundTrip("GET brief\r\n", replyBytes: 5) == "$-1\r\n")
+            admin.send("INFO stats\r\n")
+            guard case .text(let stats) = value(admin) else { return #expect(Bool(false), "INFO") }
+            #expect(stats.contains("expired_keys:0\r\n"))
+            #expect(admin.roundTrip("CLIENT UNPAUSE\r\n", replyBytes: 5) == "+OK\r\n")
+            #expect(client.readLine() == ":8\r\n")
+            #expect(transaction.readLine() == "*1\r\n")
+            #expect(transaction.readLine() == "+OK\r\n")
+            #expect(admin.roundTrip("GET brief\r\n", replyBytes: 5) == "$-1\r\n")
+            admin.send("INFO stats\r\n")
+            guard case .text(let after) = value(admin) else { return #expect(Bool(false), "INFO") }
+            #expect(after.contains("expired_keys:1\r\n"))
         }
     }
 }

@@ -11,21 +11,6 @@ import Testing
 @testable import KVServer
 
 @Suite struct PersistenceTests {
-    private func connected() -> Dispatcher {
-        let dispatcher = Dispatcher()
-        dispatcher.clientConnected(ClientInfo(id: 1, address: "", localAddress: "", fd: -1, kill: {}))
-        return dispatcher
-    }
-
-    @discardableResult
-    private func run(_ dispatcher: Dispatcher, _ arguments: String...) -> String {
-        var batch = RequestBatch()
-        for argument in arguments { batch.appendArgument(Array(argument.utf8)) }
-        batch.endRequest()
-        let (replies, _) = dispatcher.execute(batch, client: 1)
-        return String(decoding: replies.chunks.flatMap { $0 }, as: UTF8.self)
-    }
-
     /// Every key of databases 0 and 2 as the read commands answer it.
     private func contents(_ dispatcher: Dispatcher) -> [String] {
         var lines: [String] = []
@@ -118,6 +103,18 @@ import Testing
         #expect(summary == RDBLoader.Summary(keys: 10, expired: 1))
         source.databases[0].remove(Array("gone".utf8))
         #expect(contents(target) == contents(source))
+    }
+
+    @Test func functionLibrariesTravelInTheSnapshotAndLoadBack() throws {
+        let source = connected()
+        let code = "#!lua name=lib\nredis.register_function('f', function(keys, args) return 'saved' end)"
+        #expect(run(source, "FUNCTION", "LOAD", code) == "$3\r\nlib\r\n")
+        let bytes = try image(source.databases)
+        let target = connected()
+        let summary = try RDBLoader.load(RDBInput(bytes: bytes), into: target.databases, now: unixMilliseconds())
+        #expect(summary.libraries == [Array(code.utf8)])
+        #expect(target.databases.functions.restore(summary.libraries, policy: .append, engine: target.scripts) == nil)
+        #expect(run(target, "FCALL", "f", "0") == "$5\r\nsaved\r\n")
     }
 
     @Test func aTruncatedOrAlteredFileIsRefusedSayingWhy() throws {

@@ -38,6 +38,12 @@ func exchange(address: String, port: Int, _ request: String) throws -> String {
         }
     }
     guard rc == 0 else { throw ConnectFailed(errno: errno) }
+    return exchange(on: fd, request)
+}
+
+/// Sends `request` on the connected socket `fd`, then returns every byte
+/// the server sends until it closes (or 10 s of silence).
+func exchange(on fd: Int32, _ request: String) -> String {
     var timeout = timeval(tv_sec: 10, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     _ = request.utf8CString.withUnsafeBytes { send(fd, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL)) }
@@ -62,19 +68,44 @@ func ipv4(_ text: String) -> sockaddr_in {
     return address
 }
 
+/// A peer's address as `accept` fills it in.
+func peer(ipv4 text: String) -> sockaddr_storage {
+    var storage = sockaddr_storage()
+    withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: ipv4(text), as: sockaddr_in.self) }
+    return storage
+}
+
+func peer(ipv6 text: String) -> sockaddr_storage {
+    var address = sockaddr_in6()
+    address.sin6_family = sa_family_t(AF_INET6)
+    _ = inet_pton(AF_INET6, text, &address.sin6_addr)
+    var storage = sockaddr_storage()
+    withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address, as: sockaddr_in6.self) }
+    return storage
+}
+
 @Suite(.timeLimit(.minutes(5))) struct ProtectedModeTests {
     @Test func onlyLoopbackPeersAreServedWithoutAPassword() {
         let options = ServerOptions()
-        #expect(!ProtectedMode.refuses(ipv4("127.0.0.1"), settings: LiveSettings(options)))
-        #expect(!ProtectedMode.refuses(ipv4("127.200.1.9"), settings: LiveSettings(options)))
-        #expect(ProtectedMode.refuses(ipv4("10.1.2.3"), settings: LiveSettings(options)))
-        #expect(ProtectedMode.refuses(ipv4("192.168.0.7"), settings: LiveSettings(options)))
+        #expect(!ProtectedMode.refuses(peer(ipv4: "127.0.0.1"), settings: LiveSettings(options)))
+        #expect(!ProtectedMode.refuses(peer(ipv4: "127.200.1.9"), settings: LiveSettings(options)))
+        #expect(ProtectedMode.refuses(peer(ipv4: "10.1.2.3"), settings: LiveSettings(options)))
+        #expect(ProtectedMode.refuses(peer(ipv4: "192.168.0.7"), settings: LiveSettings(options)))
         var withPassword = options
         withPassword.requirePassword = "s3cret"
-        #expect(!ProtectedMode.refuses(ipv4("10.1.2.3"), settings: LiveSettings(withPassword)))
+        #expect(!ProtectedMode.refuses(peer(ipv4: "10.1.2.3"), settings: LiveSettings(withPassword)))
         var unprotected = options
         unprotected.protectedMode = false
-        #expect(!ProtectedMode.refuses(ipv4("10.1.2.3"), settings: LiveSettings(unprotected)))
+        #expect(!ProtectedMode.refuses(peer(ipv4: "10.1.2.3"), settings: LiveSettings(unprotected)))
+    }
+
+    @Test func ipv6LoopbackIsLocalAndOtherIPv6PeersAreNot() {
+        let settings = LiveSettings(ServerOptions())
+        #expect(!ProtectedMode.refuses(peer(ipv6: "::1"), settings: settings))
+        #expect(!ProtectedMode.refuses(peer(ipv6: "::ffff:127.0.0.1"), settings: settings))
+        #expect(ProtectedMode.refuses(peer(ipv6: "2001:db8::1"), settings: settings))
+        #expect(ProtectedMode.refuses(peer(ipv6: "::ffff:10.1.2.3"), settings: settings))
+        #expect(ProtectedMode.refuses(peer(ipv6: "fe80::1"), settings: settings))
     }
 
     @Test func theFlagIsReadAndExplained() throws {
@@ -93,7 +124,7 @@ func ipv4(_ text: String) -> sockaddr_in {
         let address = try #require(nonLoopbackAddress)
         try withServer({
             $0.ioThreads = ioThreads
-            $0.bind = "0.0.0.0"
+            $0.bind = ["0.0.0.0"]
         }) { server in
             let reply = try exchange(address: address, port: server.port, "PING\r\n")
             #expect(reply == String(decoding: ProtectedMode.denial, as: UTF8.self))
@@ -102,7 +133,7 @@ func ipv4(_ text: String) -> sockaddr_in {
         }
         try withServer({
             $0.ioThreads = ioThreads
-            $0.bind = "0.0.0.0"
+            $0.bind = ["0.0.0.0"]
             $0.protectedMode = false
         }) { server in
             let served = try exchange(address: address, port: server.port, "PING\r\n")

@@ -175,4 +175,72 @@ import Testing
         #expect(call(["EVAL", "return redis.call('incr', KEYS[1])", "1", "n"]) == "+QUEUED\r\n")
         #expect(call(["EXEC"]) == "*1\r\n:1\r\n")
     }
+
+    @Test func functionRestoreAddsEveryLibraryOrNoneUnderItsPolicy() {
+        let dispatcher = Dispatcher()
+        dispatcher.clientConnected(ClientInfo(id: 1, address: "", localAddress: "", fd: -1, kill: {}))
+        let call = { (arguments: [[UInt8]]) -> [UInt8] in
+            var batch = RequestBatch()
+            for argument in arguments { batch.appendArgument(argument) }
+            batch.endRequest()
+            return dispatcher.execute(batch, client: 1).0.chunks.flatMap { $0 }
+        }
+        let text = { (arguments: [String]) -> String in
+            String(decoding: call(arguments.map { Array($0.utf8) }), as: UTF8.self)
+        }
+        let library = { (name: String, function: String, value: Int) in
+            "#!lua name=\(name)\nredis.register_function('\(function)', function() return \(value) end)"
+        }
+        #expect(text(["FUNCTION", "LOAD", library("a", "f", 1)]) == "$1\r\na\r\n")
+        let dump = call([Array("FUNCTION".utf8), Array("DUMP".utf8)])
+        let payload = Array(dump[(dump.firstIndex(of: 10)! + 1)..<(dump.count - 2)])
+        let restore = { (policy: String) -> String in
+            String(
+                decoding: call([Array("FUNCTION".utf8), Array("RESTORE".utf8), payload, Array(policy.utf8)]),
+                as: UTF8.self)
+        }
+        // APPEND (the default) refuses a library that is there, and changes nothing.
+        #expect(restore("APPEND") == "-ERR Library a already exists\r\n")
+        #expect(restore("REPLACE") == "+OK\r\n")
+        // A function another library holds blocks the whole restore.
+        #expect(text(["FUNCTION", "FLUSH"]) == "+OK\r\n")
+        #expect(text(["FUNCTION", "LOAD", library("b", "F", 2)]) == "$1\r\nb\r\n")
+        #expect(restore("REPLACE") == "-ERR Function f already exists\r\n")
+        #expect(text(["FCALL", "f", "0"]) == ":2\r\n")
+        // FLUSH drops what was there first.
+        #expect(restore("FLUSH") == "+OK\r\n")
+        #expect(text(["FCALL", "f", "0"]) == ":1\r\n")
+        #expect(text(["FUNCTION", "STATS"]).contains("libraries_count\r\n:1\r\n"))
+        // A payload whose checksum does not match is refused before anything is read.
+        var altered = payload
+        altered[altered.count - 12] ^= 1
+        #expect(
+            String(decoding: call([Array("FUNCTION".utf8), Array("RESTORE".utf8), altered]), as: UTF8.self)
+                == "-ERR DUMP payload version or checksum are wrong\r\n")
+    }
+
+    @Test func aLibraryWhoseCodeRunsPastHalfASecondIsStoppedAndNotLoaded() {
+        let call = client()
+        let started = monotonicMilliseconds()
+        let reply = call(["FUNCTION", "LOAD", "#!lua name=slow\nwhile true do end"])
+        #expect(reply == "-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n")
+        #expect((500..<5000).contains(monotonicMilliseconds() - started))
+        #expect(call(["FUNCTION", "LIST"]) == "*0\r\n")
+    }
+
+    @Test func functionsGetKeysAndArgumentsAsTablesAndKeepTheLibrarysLocals() {
+        let call = client()
+        let code = """
+            #!lua name=lib
+            local prefix = 'got '
+            redis.register_function('echo', function(keys, args) return {prefix .. keys[1], args[1], #keys, #args} end)
+            """
+        #expect(call(["FUNCTION", "LOAD", code]) == "$3\r\nlib\r\n")
+        #expect(call(["FCALL", "ECHO", "1", "k", "a", "b"]) == "*4\r\n$5\r\ngot k\r\n$1\r\na\r\n:1\r\n:2\r\n")
+        // EVAL's KEYS and ARGV are not a function's, and SCRIPT FLUSH leaves functions alone.
+        #expect(call(["SCRIPT", "FLUSH"]) == "+OK\r\n")
+        #expect(call(["FCALL", "echo", "1", "k"]) == "*1\r\n$5\r\ngot k\r\n")  // args[1] is nil: the array ends
+        #expect(call(["FLUSHALL"]) == "+OK\r\n")
+        #expect(call(["FUNCTION", "LIST"]).hasPrefix("*1\r\n"))
+    }
 }

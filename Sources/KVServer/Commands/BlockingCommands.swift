@@ -33,6 +33,7 @@ let blockingCommands: [Command] = [
         for index in arguments.keys {
             guard let found = ks.lookupList(r.raw(index), &out) else { return }
             if found != nil {
+                ks.propagate(plainPop(arguments.end == .head ? "LPOP" : "RPOP", r[index], arguments.count))
                 return popFor(ks, r.raw(index), arguments.end, count: arguments.count, withKey: true, &out)
             }
         }
@@ -47,6 +48,7 @@ let blockingCommands: [Command] = [
         for index in arguments.keys {
             guard let found = ks.lookupSortedSet(r.raw(index), &out) else { return }
             if found != nil {
+                ks.propagate(plainPop(arguments.end == .tail ? "ZPOPMAX" : "ZPOPMIN", r[index], arguments.count))
                 return popScores(
                     ks, r.raw(index), max: arguments.end == .tail, count: arguments.count, shape: .keyAndPairs, &out)
             }
@@ -55,6 +57,16 @@ let blockingCommands: [Command] = [
             session, r, for: .sortedSet, keys: arguments.keys.map { r[$0] }, until: deadline, &out)
     },
 ]
+
+/// A blocking multi-pop's effect: the plain pop of `count` from `key`.
+private func plainPop(_ name: String, _ key: [UInt8], _ count: Int) -> [[UInt8]] {
+    [Array(name.utf8), key, Array(String(count).utf8)]
+}
+
+extension ListEnd {
+    /// LMOVE's word for this end.
+    fileprivate var word: [UInt8] { Array((self == .head ? "LEFT" : "RIGHT").utf8) }
+}
 
 extension Dispatcher {
     /// BLPOP and BRPOP: key [key ...] timeout.
@@ -66,6 +78,7 @@ extension Dispatcher {
             guard found != nil else { continue }
             out.arrayHeader(2)
             out.bulk(r.raw(index))
+            ks.propagate([Array((end == .head ? "LPOP" : "RPOP").utf8), r[index]])
             return popFor(ks, r.raw(index), end, count: nil, withKey: false, &out)
         }
         block(session, r, keys: (1..<(r.count - 1)).map { r[$0] }, until: deadline, &out)
@@ -78,6 +91,7 @@ extension Dispatcher {
         for index in 1..<(r.count - 1) {
             guard let found = ks.lookupSortedSet(r.raw(index), &out) else { return }
             guard found != nil else { continue }
+            ks.propagate([Array((max ? "ZPOPMAX" : "ZPOPMIN").utf8), r[index]])
             return popScores(ks, r.raw(index), max: max, count: 1, shape: .keyAndFlat, &out)
         }
         block(session, r, for: .sortedSet, keys: (1..<(r.count - 1)).map { r[$0] }, until: deadline, &out)
@@ -91,7 +105,11 @@ extension Dispatcher {
         guard let deadline = blockingDeadline(r.raw(index), &out) else { return }
         let ks = databases[session.database]
         guard let found = ks.lookupList(r.raw(1), &out) else { return }
-        if found != nil { return move(ks, r.raw(1), r.raw(2), from, to, &out) }
+        if found != nil {
+            // Logged as the LMOVE it is once the source holds a list.
+            ks.propagate([Array("LMOVE".utf8), r[1], r[2], from.word, to.word])
+            return move(ks, r.raw(1), r.raw(2), from, to, &out)
+        }
         guard !inExec else { return out.null() }
         block(session, r, keys: [r[1]], until: deadline, &out)
     }
@@ -183,6 +201,8 @@ extension Dispatcher {
         blocked.serving = nil
         guard !blocked.stillWaiting else { return false }
         release(client) { _ in }
+        // The pop reaches the append-only file before its reply leaves.
+        appendOnly.flush(databases.feed)
         parked.session.info.resume(out.finish())
         return true
     }

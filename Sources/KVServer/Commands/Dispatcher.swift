@@ -37,13 +37,27 @@ public final class Dispatcher {
     private var idleCheck: Scheduled?
     /// CLIENT PAUSE's pause, and the clients it holds.
     var pause = ClientPause()
+    /// MEMORY STATS's figures over time (startup, peak).
+    let memory = MemoryFigures()
     /// Snapshots: settings, INFO's counters, BGSAVE (Persistence/).
     let persistence = Persistence()
+    /// The append-only file (Persistence/AppendOnlyFile.swift), when on.
+    let appendOnly = AppendOnlyFile()
+    /// How deep the command under way is nested (EXEC's and a script's
+    /// commands run inside it): its effects are committed at depth 0.
+    var effectDepth = 0
     /// What SHUTDOWN calls to stop the server (nil: SHUTDOWN fails, as
     /// with a dispatcher no server runs). Set before the loop owns it.
     var shutdownRequested: (() -> Void)?
     /// True while EXEC runs its queue: nothing blocks inside a transaction.
-    var inExec = false
+    /// Unchecked as the session's fields are: read by every request, on the
+    /// core's thread only.
+    @exclusivity(unchecked) var inExec = false
+    /// The batch being run and the number of the request running, for
+    /// CLIENT LIST's `qbuf` (nil between batches: a shared parser buffer
+    /// must not be held past its batch).
+    @exclusivity(unchecked) private(set) var runningBatch: RequestBatch?
+    @exclusivity(unchecked) private(set) var runningIndex = 0
     /// This dispatcher on its loop, for the timer of the parked clients'
     /// deadlines (set by CoreHop; nil for a dispatcher without a loop,
     /// whose parked clients wait without a deadline). It holds the
@@ -178,6 +192,7 @@ public final class Dispatcher {
         _ batch: RequestBatch, client: Int = 0, replyBuffer: inout [UInt8]
     ) -> (Replies, rest: RequestBatch?) {
         let session = sessions.session(client)
+        if let changes = batch.transactionChanges { apply(changes, to: session) }
         let clock = databases.clock
         var out = ReplyWriter(reusing: &replyBuffer)
         out.resp3 = session.resp3
@@ -193,12 +208,17 @@ public final class Dispatcher {
         // that fans out a lot hands the rest back, as a large reply does.
         let pushedBefore = pubsub.outbox.byteCount
         let (batchStart, batchUnix) = (previous, unixMilliseconds())
-        defer { clock.fixed = nil }
+        runningBatch = batch
+        defer {
+            clock.fixed = nil
+            runningBatch = nil
+        }
         batch.forEach { request in
             // A paused client's batch stops before the command the pause
             // holds; it goes on from there when the pause ends.
             if pause.active && pauseHolds(request, of: session) { return false }
             clock.fixed = batchUnix + Int64((previous - batchStart) / 1_000_000)
+            runningIndex = executed
             let errors = out.errorCount
             let command = executeSilencing(request, for: session, into: &out)
             var now = monotonicNanoseconds()
@@ -222,7 +242,9 @@ public final class Dispatcher {
             return out.byteCount + pubsub.outbox.byteCount - pushedBefore < Dispatcher.replyBudget
         }
         stats.counters.publish(commands: stats.commandsProcessed, keys: databases.keyCount)
-        return (out.finish(), executed < batch.count ? batch.dropping(first: executed) : nil)
+        var replies = out.finish()
+        replies.inTransaction = session.transaction != nil
+        return (replies, executed < batch.count ? batch.dropping(first: executed) : nil)
     }
 
     /// Runs one request; returns the command's `id` when its handler ran
@@ -266,6 +288,11 @@ public final class Dispatcher {
             out.error(Persistence.misconfError)
             return nil
         }
+        if appendOnly.refusesWrites && Dispatcher.refusedOnDiskError[command.id] {
+            session.transaction?.refused = true
+            out.error(appendOnly.misconfError)
+            return nil
+        }
         if session.monitoring && !inExec && Dispatcher.touchesKeyspace(command, request) {
             reject(command, "Replica can't interact with the keyspace", session, &out)
             return nil
@@ -284,14 +311,23 @@ public final class Dispatcher {
         }
         let monitored = !pubsub.monitors.isEmpty
         if monitored { feedMonitors(request, command: command.id, session: session, before: true) }
-        switch command.handler {
-        case .keyspace(let handler): handler(databases[session.database], request, &out)
-        case .session(let handler): handler(self, session, request, &out)
+        if databases.feed.isOn {
+            loggingEffects(command, request, session) { run(command, request, session, &out) }
+        } else {
+            run(command, request, session, &out)
         }
         if monitored || !pubsub.monitors.isEmpty {
             feedMonitors(request, command: command.id, session: session, before: false)
         }
         return command.id
+    }
+
+    @inline(__always)
+    private func run(_ command: Command, _ request: Request, _ session: ClientSession, _ out: inout ReplyWriter) {
+        switch command.handler {
+        case .keyspace(let handler): handler(databases[session.database], request, &out)
+        case .session(let handler): handler(self, session, request, &out)
+        }
     }
 
     /// Redis's rejectCommand: the error, and a transaction being queued

@@ -49,24 +49,6 @@ let sessionCommands: [Command] = [
         out.simple("RESET")
     },
     Command("quit", arity: -1, keys: .none, flags: [.noAuth, .transactionControl]) { _, _, _, out in out.ok() },
-    Command("function", arity: -2, keys: .none) { _, _, r, out in
-        // kvd has no functions, so flushing them succeeds truthfully.
-        if equalsIgnoringCase(r[1], "flush") {
-            guard r.count == 2 || (r.count == 3 && flushOptionsAreValid(Request(rebasing: r[1...]))) else {
-                return out.error("ERR syntax error")
-            }
-            return out.ok()
-        }
-        // A function never runs, so none is busy (a busy script's KILL is
-        // answered before it reaches the core: ScriptActivity.swift).
-        if equalsIgnoringCase(r[1], "kill") {
-            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'function|kill' command") }
-            return out.error("NOTBUSY No scripts in execution right now.")
-        }
-        out.error(
-            bytes: Array("ERR FUNCTION ".utf8) + r[1].prefix(128)
-                + Array(" is not supported: kvd has no functions (only FUNCTION FLUSH and KILL are)".utf8))
-    },
 ]
 
 /// FLUSHDB/FLUSHALL take nothing, ASYNC or SYNC.
@@ -181,6 +163,17 @@ extension Dispatcher {
 
     // MARK: - CLIENT
 
+    /// CLIENT LIST's line for `listed`. The caller's own request is the one
+    /// running: its `qbuf` counts it and the rest of its read, its
+    /// `argv-mem` its arguments; another client has no command running.
+    private func listLine(_ listed: ClientSession, caller: ClientSession, _ r: Request, now: Int64) -> String {
+        let own = listed === caller
+        return listed.listLine(
+            now: now, blocked: blocked.isParked(listed.id),
+            queryBytes: own ? runningBatch?.encodedSize(from: runningIndex) ?? 0 : 0,
+            argumentBytes: own ? r.indices.reduce(0) { $0 + r.raw($1).count } : 0)
+    }
+
     fileprivate func client(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
         let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
         func arity(_ exact: Int) -> Bool {
@@ -218,10 +211,10 @@ extension Dispatcher {
             out.ok()
         case "info":
             guard arity(2) else { return }
-            out.verbatim(session.listLine(now: now, blocked: blocked.isParked(session.id)) + "\n")
+            out.verbatim(listLine(session, caller: session, r, now: now) + "\n")
         case "list":
             guard let chosen = listedSessions(r, &out) else { return }
-            out.verbatim(chosen.map { $0.listLine(now: now, blocked: blocked.isParked($0.id)) + "\n" }.joined())
+            out.verbatim(chosen.map { listLine($0, caller: session, r, now: now) + "\n" }.joined())
         case "kill":
             kill(session, r, &out)
         case "reply":
@@ -266,10 +259,58 @@ extension Dispatcher {
                 return out.error("ERR syntax error")
             }
             out.ok()
+        // Client-side caching is not supported: tracking cannot be turned
+        // on, and the rest answers as Redis does for a client without it.
+        case "tracking":
+            guard r.count >= 3 else { return out.error("ERR wrong number of arguments for 'client|tracking' command") }
+            guard trackingOptionsAreKnown(r) else { return out.error("ERR syntax error") }
+            if equalsIgnoringCase(r.raw(2), "on") {
+                out.error("ERR CLIENT TRACKING is not supported by kvd: it sends no invalidation messages")
+            } else if equalsIgnoringCase(r.raw(2), "off") {
+                out.ok()
+            } else {
+                out.error("ERR syntax error")
+            }
+        case "caching":
+            guard arity(3) else { return }
+            out.error(
+                "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode "
+                    + "enabled")
+        case "getredir":
+            guard arity(2) else { return }
+            out.integer(-1)
+        case "trackinginfo":
+            guard arity(2) else { return }
+            out.mapHeader(3)
+            out.bulk("flags")
+            out.setHeader(1)
+            out.bulk("off")
+            out.bulk("redirect")
+            out.integer(-1)
+            out.bulk("prefixes")
+            out.arrayHeader(0)
         default:
             out.error(
                 bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try CLIENT HELP.".utf8))
         }
+    }
+
+    /// CLIENT TRACKING's options as Redis reads them: REDIRECT and PREFIX
+    /// with a value, BCAST, OPTIN, OPTOUT, NOLOOP.
+    private func trackingOptionsAreKnown(_ r: Request) -> Bool {
+        var index = 3
+        while index < r.count {
+            let option = r.raw(index)
+            if equalsIgnoringCase(option, "redirect") || equalsIgnoringCase(option, "prefix") {
+                guard index + 1 < r.count else { return false }
+                index += 2
+            } else if ["bcast", "optin", "optout", "noloop"].contains(where: { equalsIgnoringCase(option, $0) }) {
+                index += 1
+            } else {
+                return false
+            }
+        }
+        return true
     }
 
     /// CLIENT LIST's filters: `TYPE normal|master|replica|pubsub` and `ID id…`.

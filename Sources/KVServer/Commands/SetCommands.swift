@@ -71,7 +71,10 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard r.count == 3 else {
         guard let found = ks.lookupSet(r.raw(1), &out) else { return }
         guard let set = found else { return out.null() }
-        out.bulk(set.remove(at: Int.random(in: 0..<set.count, using: &ks.random)))
+        let member = set.remove(at: Int.random(in: 0..<set.count, using: &ks.random))
+        out.bulk(member)
+        // The random pick is logged as what it removed (Redis's SREM).
+        ks.propagate([Array("SREM".utf8), r[1], member])
         return ks.changedCollection(r.raw(1), count: set.count)
     }
     guard let requested = parsePositive(r.raw(2), message: "value is out of range, must be positive", &out) else {
@@ -83,10 +86,17 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         // The whole set, in its order, and the key goes.
         out.setHeader(set.count)
         for position in 0..<set.count { out.bulk(set[position]) }
+        ks.propagate([Array("DEL".utf8), r[1]])
         return ks.changedCollection(r.raw(1), count: 0)
     }
     out.setHeader(requested)
-    for _ in 0..<requested { out.bulk(set.remove(at: Int.random(in: 0..<set.count, using: &ks.random))) }
+    var removed = [Array("SREM".utf8), r[1]]
+    for _ in 0..<requested {
+        let member = set.remove(at: Int.random(in: 0..<set.count, using: &ks.random))
+        out.bulk(member)
+        if ks.feed.isOn { removed.append(member) }
+    }
+    ks.propagate(removed)
     ks.changedCollection(r.raw(1), count: set.count)
 }
 

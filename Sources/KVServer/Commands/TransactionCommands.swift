@@ -47,6 +47,18 @@ extension Dispatcher {
         session.watchFlag.dirty = false
     }
 
+    /// What a connection's answers did to `session`'s MULTI while a script
+    /// was busy (ScriptActivity): EXEC's abort or DISCARD (the transaction
+    /// and the WATCHes dropped), a MULTI, a command refused inside it.
+    func apply(_ changes: TransactionShadow.Changes, to session: ClientSession) {
+        if changes.discarded {
+            session.transaction = nil
+            unwatchAll(session)
+        }
+        if changes.opened { session.transaction = ClientSession.Transaction() }
+        if changes.refused { session.transaction?.refused = true }
+    }
+
     fileprivate func exec(_ session: ClientSession, _ out: inout ReplyWriter) {
         guard let transaction = session.transaction else { return out.error("ERR EXEC without MULTI") }
         session.transaction = nil

@@ -154,7 +154,9 @@ private let intMax = Int(Int32.max)
 
 extension ConfigParameter {
     /// Every setting CONFIG knows, in the order CONFIG GET * lists them.
-    static let table: [ConfigParameter] = [
+    static let table: [ConfigParameter] = settings + appendOnlyParameters
+
+    private static let settings: [ConfigParameter] = [
         // Who is let in.
         ConfigParameter(
             name: "requirepass", kind: .text, sensitive: true,
@@ -263,8 +265,16 @@ extension ConfigParameter {
         // When a running script makes other clients' requests answer BUSY (ms).
         encodingLimit("busy-reply-threshold", alias: "lua-time-limit", \.busyReplyThreshold, 0...longMax),
         // Given on the command line.
-        immutable("port", .integer(0...65535)) { String($0.port.load(ordering: .relaxed)) },
-        immutable("bind", .text) { $0.options.bind },
+        // Redis moves its listeners at run time; kvd's are set at start:
+        // SET takes the value they have (the suite's CONFIG sanity sets
+        // every parameter to itself), and refuses another.
+        ConfigParameter(
+            name: "port", kind: .integer(0...65535), access: .fixed,
+            get: { String($0.settings.port.load(ordering: .relaxed)) }),
+        ConfigParameter(
+            name: "bind", kind: .text, access: .fixed, get: { $0.settings.options.bind.joined(separator: " ") }),
+        immutable("unixsocket", .text) { $0.options.unixSocket ?? "" },
+        immutable("unixsocketperm", .integer(0...0o777)) { String($0.options.unixSocketPermissions, radix: 8) },
         immutable("io-threads", .integer(1...128)) { String(max($0.options.ioThreads, 1)) },
         immutable("databases", .integer(1...intMax)) { _ in String(Databases.selectable) },
         immutable("daemonize", .bool) { _ in "no" },
@@ -290,9 +300,8 @@ extension ConfigParameter {
         ConfigParameter(name: "dir", kind: .text, access: .immutable, get: { $0.persistence.file?.directory ?? "" }),
         ConfigParameter(
             name: "dbfilename", kind: .text, access: .immutable, get: { $0.persistence.file?.name ?? "dump.rdb" }),
-        // kvd's fixed behaviour: no eviction, no append-only file.
+        // kvd's fixed behaviour: no eviction.
         fixed("maxmemory", .memory(0...longMax), "0"),
         fixed("maxmemory-policy", .text, "noeviction"),
-        fixed("appendonly", .bool, "no"),
     ]
 }

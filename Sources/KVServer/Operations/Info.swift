@@ -44,8 +44,10 @@ struct Info {
                 "blocked_clients:\(dispatcher.blocked.count + dispatcher.pause.held.count)", "tracking_clients:0",
             ]
         },
-        InfoSection(name: "Memory", inDefault: true) { _ in memoryLines() },
-        InfoSection(name: "Persistence", inDefault: true) { $0.persistence.infoLines($0.databases) },
+        InfoSection(name: "Memory", inDefault: true) { memoryLines() + $0.scripts.infoLines($0.databases.functions) },
+        InfoSection(name: "Persistence", inDefault: true) {
+            $0.persistence.infoLines($0.databases) + $0.appendOnly.infoLines()
+        },
         InfoSection(name: "Stats", inDefault: true) { dispatcher in
             [
                 "total_commands_processed:\(dispatcher.stats.commandsProcessed)",

@@ -1,16 +1,20 @@
 // MemoryCommand.swift: MEMORY USAGE, an estimate of what one key costs in
 // kvd's own layout (its bytes, plus a fixed overhead per key and per
-// element: an array's header and its place in a table). Redis's figure
-// comes from its allocator and differs; Redis's own suite only asks that
-// it be a positive number. DOCTOR, MALLOC-STATS, PURGE and HELP answer as
-// Redis built with libc malloc does; STATS is absent.
+// element: an array's header and its place in a table), from the first
+// SAMPLES elements (5 by default, 0 for all) scaled to the whole, as Redis
+// samples. Redis's figure comes from its allocator and differs; Redis's
+// own suite only asks that it be a positive number. MEMORY STATS has
+// Redis's fields, from glibc's counters and those estimates (see
+// `memoryStats`). DOCTOR, MALLOC-STATS, PURGE and HELP answer as Redis
+// built with libc malloc does.
 import CMalloc
 
 let memoryCommands: [Command] = [
-    Command("memory", arity: -2, keys: .none) { ks, r, out in
+    Command("memory", arity: -2, keys: .none) { dispatcher, session, r, out in
         let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
         switch sub {
-        case "usage": memoryUsage(ks, r, &out)
+        case "usage": memoryUsage(dispatcher.databases[session.database], r, &out)
+        case "stats" where r.count == 2: memoryStats(dispatcher, &out)
         case "doctor" where r.count == 2: out.verbatim(memoryDoctorReport())
         // glibc's malloc, like Redis built with libc: no allocator report.
         case "malloc-stats" where r.count == 2: out.bulk("Stats not supported for the current allocator")
@@ -30,7 +34,7 @@ let memoryCommands: [Command] = [
                     "    Return memory in bytes used by <key> and its value. Nested values are",
                     "    sampled up to <count> times (default: 5, 0 means sample all).",
                 ])
-        case "doctor", "malloc-stats", "purge", "help":
+        case "stats", "doctor", "malloc-stats", "purge", "help":
             out.error("ERR wrong number of arguments for 'memory|\(sub)' command")
         default:
             out.error(
@@ -43,9 +47,116 @@ private func memoryUsage(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
     guard r.count == 3 || (r.count == 5 && equalsIgnoringCase(r.raw(3), "samples")) else {
         return out.error(r.count == 2 ? "ERR wrong number of arguments for 'memory|usage' command" : "ERR syntax error")
     }
-    if r.count == 5, parseInteger(r.raw(4)) == nil { return out.error(notAnInteger) }
+    var samples = 5
+    if r.count == 5 {
+        guard let count = parseInteger(r.raw(4)) else { return out.error(notAnInteger) }
+        guard count >= 0 else { return out.error("ERR syntax error") }
+        samples = count == 0 ? Int.max : count
+    }
     guard let entry = ks.lookup(r.raw(2), now: ks.now) else { return out.null() }
-    out.integer(memoryEstimate(key: r.raw(2), entry))
+    out.integer(memoryEstimate(key: r.raw(2), entry, samples: samples))
+}
+
+/// The allocator's figures MEMORY STATS needs that only time gives: what
+/// was allocated when the server started, and the most seen since (read
+/// whenever MEMORY STATS runs: kvd has no periodic job to read it, as
+/// Redis's cron does, so a peak between two calls is missed).
+final class MemoryFigures {
+    let startupAllocated = allocatedBytes()
+    private(set) var peakAllocated = 0
+
+    /// Allocated bytes now, noted as the peak if it is one.
+    func sample() -> Int {
+        let now = allocatedBytes()
+        peakAllocated = max(peakAllocated, now)
+        return now
+    }
+}
+
+/// MEMORY STATS: Redis 7.0's fields in its order. kvd's figures: the
+/// allocator's (glibc's mallinfo2, as INFO's used_memory) and the
+/// resident size; clients.normal the bytes CLIENT LIST shows queued in and
+/// out; per database (only those with keys, as Redis) its keys' and
+/// expiries' table overhead as MEMORY USAGE estimates it. Replication,
+/// cluster links, the AOF buffer and functions are 0 (kvd has none); so is
+/// lua.caches, as kvd keeps its scripts compiled in the Lua heap, not
+/// measured apart. With glibc's malloc Redis reports the allocator's
+/// active and resident bytes as the process's resident size, and so does
+/// kvd.
+private func memoryStats(_ dispatcher: Dispatcher, _ out: inout ReplyWriter) {
+    let total = dispatcher.memory.sample()
+    let peak = dispatcher.memory.peakAllocated
+    let startup = dispatcher.memory.startupAllocated
+    let resident = residentBytes()
+    let clients = dispatcher.sessions.all.reduce(0) {
+        $0 + $1.info.figures.unsentBytes + $1.info.figures.unreadBytes
+    }
+    let databases = (0..<Databases.selectable).map { dispatcher.databases[$0] }.enumerated().filter { $0.1.count > 0 }
+    let tables = databases.map {
+        (index: $0.0, main: $0.1.count * keyOverhead, expires: $0.1.expiresCount * keyOverhead)
+    }
+    let overhead = startup + clients + tables.reduce(0) { $0 + $1.main + $1.expires }
+    let keys = databases.reduce(0) { $0 + $1.1.count }
+    let net = max(total - startup, 0)
+    let dataset = max(total - overhead, 0)
+    func ratio(_ a: Int, _ b: Int) -> Double { b > 0 ? Double(a) / Double(b) : 0 }
+    func double(_ value: Double) { withScoreText(value) { out.double(text: $0) } }
+    out.mapHeader(27 + tables.count)
+    for (name, value) in [
+        ("peak.allocated", peak), ("total.allocated", total), ("startup.allocated", startup),
+        ("replication.backlog", 0), ("clients.slaves", 0), ("clients.normal", clients), ("cluster.links", 0),
+        ("aof.buffer", 0), ("lua.caches", 0), ("functions.caches", 0),
+    ] {
+        out.bulk(name)
+        out.integer(value)
+    }
+    for table in tables {
+        out.bulk("db.\(table.index)")
+        out.mapHeader(3)
+        out.bulk("overhead.hashtable.main")
+        out.integer(table.main)
+        out.bulk("overhead.hashtable.expires")
+        out.integer(table.expires)
+        out.bulk("overhead.hashtable.slot-to-keys")
+        out.integer(0)
+    }
+    out.bulk("overhead.total")
+    out.integer(overhead)
+    out.bulk("keys.count")
+    out.integer(keys)
+    out.bulk("keys.bytes-per-key")
+    out.integer(keys > 0 ? net / keys : 0)
+    out.bulk("dataset.bytes")
+    out.integer(dataset)
+    out.bulk("dataset.percentage")
+    double(ratio(dataset, net) * 100)
+    out.bulk("peak.percentage")
+    double(ratio(total, peak) * 100)
+    // Redis with libc: allocated is what is in use, active and resident
+    // the process's resident size; so allocator-rss and rss-overhead are
+    // 1 and 0, and the fragmentation is resident over allocated.
+    out.bulk("allocator.allocated")
+    out.integer(total)
+    out.bulk("allocator.active")
+    out.integer(resident)
+    out.bulk("allocator.resident")
+    out.integer(resident)
+    out.bulk("allocator-fragmentation.ratio")
+    double(ratio(resident, total))
+    out.bulk("allocator-fragmentation.bytes")
+    out.integer(resident - total)
+    out.bulk("allocator-rss.ratio")
+    double(1)
+    out.bulk("allocator-rss.bytes")
+    out.integer(0)
+    out.bulk("rss-overhead.ratio")
+    double(1)
+    out.bulk("rss-overhead.bytes")
+    out.integer(0)
+    out.bulk("fragmentation")
+    double(ratio(resident, total))
+    out.bulk("fragmentation.bytes")
+    out.integer(resident - total)
 }
 
 /// MEMORY DOCTOR: Redis's report, from the checks kvd can make: too little
@@ -76,23 +187,30 @@ private func memoryDoctorReport() -> String {
 private let keyOverhead = 96
 private let elementOverhead = 48
 
-private func memoryEstimate(key: UnsafeRawBufferPointer, _ entry: Keyspace.Entry) -> Int {
+private func memoryEstimate(key: UnsafeRawBufferPointer, _ entry: Keyspace.Entry, samples: Int) -> Int {
+    /// The first `samples` of `count` elements' sizes, scaled to all of them.
+    func scaled(_ count: Int, _ size: (Int) -> Int) -> Int {
+        let taken = min(count, samples)
+        guard taken > 0 else { return 0 }
+        let sum = (0..<taken).reduce(0) { $0 + size($1) }
+        return taken == count ? sum : Int(Double(sum) / Double(taken) * Double(count))
+    }
     var total = keyOverhead + key.count + entry.value.capacity
     switch entry.collection {
     case .hash(let hash):
-        for position in 0..<hash.count {
-            let (field, value) = hash.entry(at: position)
-            total += 2 * elementOverhead + field.count + value.count
+        total += scaled(hash.count) {
+            let (field, value) = hash.entry(at: $0)
+            return 2 * elementOverhead + field.count + value.count
         }
     case .set(let set):
-        for position in 0..<set.count { total += elementOverhead + set[position].count }
+        total += scaled(set.count) { elementOverhead + set[$0].count }
     case .list(let list):
-        total += list.allocatedBytes
+        total += scaled(list.count) { elementOverhead + list[$0].count }
     case .sortedSet(let sortedSet):
         var node = sortedSet.order.first
-        while let current = node {
-            total += 3 * elementOverhead + current.member.count
-            node = current.forward[0]
+        total += scaled(sortedSet.count) { _ in
+            defer { node = node?.forward[0] }
+            return 3 * elementOverhead + (node?.member.count ?? 0)
         }
     case nil:
         break

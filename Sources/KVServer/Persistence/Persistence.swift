@@ -60,7 +60,8 @@ final class Persistence {
     /// The thread that writes snapshots, started on first use.
     private var saveLoop: EventLoop?
 
-    private func loop() throws -> EventLoop {
+    /// The save thread (an append-only rewrite writes its base there too).
+    func loop() throws -> EventLoop {
         if let saveLoop { return saveLoop }
         let loop = try EventLoop.spawn(name: "kvd-save", latencyStats: false)
         saveLoop = loop
@@ -157,8 +158,9 @@ final class Persistence {
 
     /// Core loop, ten times a second: a scheduled BGSAVE, or one a save
     /// point calls for (Redis's serverCron rule, retry delay included).
-    func tick(_ databases: Databases, owner: LoopBound<Dispatcher>?) {
-        guard file != nil, running == nil else { return }
+    /// `rewriting`: an append-only rewrite runs, and a BGSAVE waits for it (one at a time, as in Redis).
+    func tick(_ databases: Databases, owner: LoopBound<Dispatcher>?, rewriting: Bool) {
+        guard file != nil, running == nil, !rewriting else { return }
         if scheduled {
             _ = startBackgroundSave(databases, owner: owner)
             return
@@ -191,9 +193,6 @@ final class Persistence {
             "rdb_saves:\(saves)",
             "rdb_last_load_keys_expired:\(loaded.expired)",
             "rdb_last_load_keys_loaded:\(loaded.keys)",
-            "aof_enabled:0", "aof_rewrite_in_progress:0", "aof_rewrite_scheduled:0",
-            "aof_last_rewrite_time_sec:-1", "aof_current_rewrite_time_sec:-1",
-            "aof_last_bgrewrite_status:ok", "aof_last_write_status:ok",
         ]
     }
 

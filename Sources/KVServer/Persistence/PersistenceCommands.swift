@@ -25,10 +25,34 @@ let persistenceCommands: [Command] = [
             persistence.schedule()
             return out.simple("Background saving scheduled")
         }
+        if dispatcher.appendOnly.rewriteStarted != nil {
+            guard schedule else {
+                return out.error(
+                    "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible."
+                )
+            }
+            persistence.schedule()
+            return out.simple("Background saving scheduled")
+        }
         guard persistence.startBackgroundSave(dispatcher.databases, owner: dispatcher.owner) else {
             return out.error("ERR")
         }
         out.simple("Background saving started")
+    },
+    Command("bgrewriteaof", arity: 1, keys: .none) { dispatcher, _, _, out in
+        let aof = dispatcher.appendOnly
+        guard aof.isOn else { return out.error(appendOnlyOff) }
+        guard aof.rewriteStarted == nil else {
+            return out.error("ERR Background append only file rewriting already in progress")
+        }
+        // One background job at a time, as Redis: after the BGSAVE; and
+        // inside EXEC after it (its effects are one unit in the old file).
+        if dispatcher.persistence.inProgress || dispatcher.inExec {
+            aof.rewriteScheduled = true
+            return out.simple("Background append only file rewriting scheduled")
+        }
+        if let error = dispatcher.startAppendOnlyRewrite() { return out.error(error) }
+        out.simple("Background append only file rewriting started")
     },
     Command("lastsave", arity: 1, keys: .none) { dispatcher, _, _, out in
         out.integer(Int(dispatcher.persistence.lastSave))
@@ -71,3 +95,7 @@ private let shutdownFailed = "ERR Errors trying to SHUTDOWN. Check logs."
 /// The answer to SAVE and BGSAVE on a server made without a directory
 /// (kvd always has one: `--dir`, "." by default).
 private let persistenceOff = "ERR snapshots are off: this server was started without a directory"
+
+/// BGREWRITEAOF with the append-only file off (Redis would write a new
+/// base anyway; kvd rewrites only a live AOF).
+private let appendOnlyOff = "ERR BGREWRITEAOF needs the append-only file on in kvd (appendonly yes)"

@@ -6,8 +6,9 @@
 // listpack or plain nodes, version 1 with ziplists), ziplists or plain;
 // sets as intsets or plain; hashes and sorted sets as listpacks,
 // ziplists, zipmaps or plain; expiry in seconds or milliseconds; the
-// LRU/LFU hints (skipped) and AUX fields. Streams, module values and
-// Redis functions, which kvd cannot hold, refuse the file with a message
+// LRU/LFU hints (skipped) and AUX fields; Redis functions' libraries
+// (their code, compiled by the caller). Streams and module values, which
+// kvd cannot hold, refuse the file with a message
 // naming what was found. So do a wrong checksum, a truncated file, a
 // malformed encoding and a key twice in one database: kvd never starts
 // on half a dataset. Keys whose deadline has passed are dropped, as
@@ -22,6 +23,8 @@ enum RDBLoader {
         var keys = 0
         /// Keys dropped because their deadline had passed.
         var expired = 0
+        /// The function libraries' codes (FUNCTION LOAD's), to compile.
+        var libraries: [[UInt8]] = []
     }
 
     /// A value as the file holds it, converted.
@@ -85,7 +88,8 @@ enum RDBLoader {
             case RDBFormat.moduleAux:
                 throw PersistenceError("the RDB file holds module auxiliary data; kvd has no modules")
             case RDBFormat.function, RDBFormat.function2:
-                throw PersistenceError("the RDB file holds Redis functions (FUNCTION LOAD); kvd does not support them")
+                summary.libraries.append(try functionCode(type, input))
+                continue
             default:
                 break
             }
@@ -120,6 +124,18 @@ enum RDBLoader {
             }
         }
         return summary
+    }
+
+    /// A function library's code after its opcode: Redis 7.0's (one
+    /// string), or 7.0's release candidates' (name, engine, description,
+    /// code), which Redis turns into the same `#!<engine> name=<name>` form.
+    static func functionCode(_ type: UInt8, _ input: RDBInput) throws(PersistenceError) -> [UInt8] {
+        guard type == RDBFormat.function else { return try string(input) }
+        let name = try string(input)
+        let engine = try string(input)
+        if try length(input) != 0 { _ = try string(input) }
+        let code = try string(input)
+        return Array("#!".utf8) + engine + Array(" name=".utf8) + name + [10] + code
     }
 
     // MARK: - Values

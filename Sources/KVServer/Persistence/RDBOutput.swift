@@ -64,6 +64,9 @@ final class RDBOutput {
         try flush(checksummed: true)
     }
 
+    /// Ends a file without a checksum (an append-only base in RESP).
+    func finishWithoutChecksum() throws { try flush() }
+
     /// Hands the buffer to the descriptor (a file in memory keeps it).
     private func flush(checksummed: Bool = false) throws {
         guard fd >= 0 else { return }

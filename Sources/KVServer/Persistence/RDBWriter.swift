@@ -8,21 +8,26 @@
 // it into a quicklist), sets as RDB_TYPE_SET, hashes as RDB_TYPE_HASH,
 // sorted sets as RDB_TYPE_ZSET_2 (binary scores). Each key is preceded by
 // its expiry (RDB_OPCODE_EXPIRETIME_MS) when it has one; each database by
-// SELECTDB and RESIZEDB; the file by the AUX fields Redis writes.
+// SELECTDB and RESIZEDB; the file by the AUX fields Redis writes, then
+// the function libraries (RDB_OPCODE_FUNCTION2 and the library's code).
 // Expired keys not yet removed are written, as Redis does: a loader drops them.
 import Glibc
 
 /// Serialises snapshots.
 enum RDBWriter {
     /// Writes `snapshot` to `out`, checksum included. `usedMemory` is the
-    /// `used-mem` AUX field.
-    static func write(_ snapshot: Snapshot, to out: RDBOutput, usedMemory: Int = 0) throws {
+    /// `used-mem` AUX field; `aofBase`: the file is an append-only base (`aof-base` 1).
+    static func write(_ snapshot: Snapshot, to out: RDBOutput, usedMemory: Int = 0, aofBase: Bool = false) throws {
         try out.bytes(Array("REDIS00\(RDBFormat.version)".utf8))
         try aux(out, "redis-ver", "7.0.15")
         try aux(out, "redis-bits", String(Int.bitWidth))
         try aux(out, "ctime", String(time(nil)))
         try aux(out, "used-mem", String(usedMemory))
-        try aux(out, "aof-base", "0")
+        try aux(out, "aof-base", aofBase ? "1" : "0")
+        for code in snapshot.functionLibraries {
+            try out.byte(RDBFormat.function2)
+            try string(out, code)
+        }
         for (index, table) in snapshot.databases.enumerated() where !table.isEmpty {
             try out.byte(RDBFormat.selectDB)
             try length(out, index)

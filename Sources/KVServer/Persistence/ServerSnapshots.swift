@@ -20,9 +20,18 @@ extension Persistence {
         persistence.file = file
         persistence.savePoints = options.savePoints
         persistence.stopWritesOnError = options.stopWritesOnBgsaveError
+        dispatcher.appendOnly.configure(options, directory: String(cString: resolved))
+        if options.appendOnly { return AppendOnlyFile.prepare(dispatcher) }
         let started = monotonicNanoseconds()
         do {
             guard let summary = try file.load(into: dispatcher.databases) else { return nil }
+            if let error = dispatcher.databases.functions.restore(
+                summary.libraries, policy: .append, engine: dispatcher.scripts)
+            {
+                return PersistenceError(
+                    "cannot load the snapshot: Failed loading library, \(String(decoding: error.message, as: UTF8.self))"
+                )
+            }
             persistence.loaded = summary
             dispatcher.databases.fence.changes = 0
             let seconds = Double(monotonicNanoseconds() - started) / 1e9
@@ -37,13 +46,88 @@ extension Persistence {
     }
 }
 
+extension AppendOnlyFile {
+    /// The command line's settings, and the directory (`--dir`, resolved).
+    func configure(_ options: ServerOptions, directory: String) {
+        self.directory = directory
+        fileName = options.appendFilename
+        directoryName = options.appendDirname
+        fsyncPolicy = options.appendFsync
+        loadTruncated = options.aofLoadTruncated
+        useRDBPreamble = options.aofUseRDBPreamble
+    }
+
+    /// Redis 7.0's upgrade of a single-file AOF (`<dir>/appendonly.aof`,
+    /// from Redis before 7.0) with no manifest yet: the file moves into the
+    /// directory and becomes its base (RESP, or an RDB preamble with
+    /// commands after it); nothing happens otherwise.
+    func upgradeSingleFile() throws(PersistenceError) {
+        let old = "\(directory ?? ".")/\(fileName)"
+        var status = stat()
+        guard stat(old, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG,
+            try AppendOnlyManifest.load(directory: folder, fileName: fileName) == nil
+        else { return }
+        guard rename(old, path(fileName)) == 0 else { throw PersistenceError.system("rename", old) }
+        var upgraded = AppendOnlyManifest()
+        upgraded.base = .init(name: fileName, sequence: 1)
+        try upgraded.persist(directory: folder, fileName: fileName)
+        try syncDirectory(directory ?? ".")
+        persistenceLog("Successfully migrated an old-style AOF into the AOF directory")
+    }
+
+    /// Start-up with `appendonly yes`: the manifest's files are loaded (not
+    /// dump.rdb, as with Redis), or, with none, an empty base is written;
+    /// then the last incr file (a new one if none) is opened and the
+    /// manifest written. The error, if any, stops kvd.
+    static func prepare(_ dispatcher: Dispatcher) -> PersistenceError? {
+        let aof = dispatcher.appendOnly
+        let started = monotonicNanoseconds()
+        do {
+            if mkdir(aof.folder, 0o755) != 0 && errno != EEXIST {
+                throw PersistenceError("Can't open or create append-only dir \(aof.folder): \(errorText(errno))")
+            }
+            try aof.upgradeSingleFile()
+            if let manifest = try AppendOnlyManifest.load(directory: aof.folder, fileName: aof.fileName) {
+                aof.manifest = manifest
+                let keys = try dispatcher.loadAppendOnlyFiles()
+                dispatcher.databases.fence.changes = 0
+                let seconds = Double(monotonicNanoseconds() - started) / 1e9
+                persistenceLog("DB loaded from append only file: \(keys) keys in \(seconds) seconds")
+            } else {
+                // An empty dataset gets a base file at once, as Redis does.
+                let base = AppendOnlyManifest.Entry(
+                    name: AppendOnlyManifest.baseName(aof.fileName, 1, rdb: aof.useRDBPreamble), sequence: 1)
+                aof.baseSize = try AppendOnlyFile.writeBase(
+                    Snapshot(dispatcher.databases), to: aof.path(base.name), rdb: aof.useRDBPreamble
+                ).get()
+                aof.manifest.base = base
+                persistenceLog("Creating AOF base file \(base.name) on server start")
+            }
+            if aof.manifest.increments.isEmpty {
+                aof.manifest.increments = [.init(name: AppendOnlyManifest.incrementName(aof.fileName, 1), sequence: 1)]
+                persistenceLog("Creating AOF incr file \(aof.manifest.increments[0].name) on server start")
+            }
+            try aof.switchTo(
+                aof.manifest.increments[aof.manifest.increments.count - 1], feed: dispatcher.databases.feed)
+            try aof.manifest.persist(directory: aof.folder, fileName: aof.fileName)
+            dispatcher.databases.feed.isOn = true
+            return nil
+        } catch {
+            return PersistenceError("cannot start the append-only file: \(error)")
+        }
+    }
+}
+
 extension Server {
     /// Core loop: save points checked ten times a second, as Redis's serverCron does.
     func startSavePoints() throws {
         guard options.directory != nil else { return }
         let dispatcher = hop.dispatcher
         let timer = try coreLoop.schedule(every: .milliseconds(100)) {
-            dispatcher.withValue { $0.persistence.tick($0.databases, owner: dispatcher) }
+            dispatcher.withValue {
+                $0.persistence.tick($0.databases, owner: dispatcher, rewriting: $0.appendOnly.rewriteStarted != nil)
+                $0.appendOnlyTick()
+            }
         }
         try coreLoop.post { self.savePointTimer = timer }
     }
@@ -59,6 +143,8 @@ extension Server {
             guard !finalSnapshotTaken else { return true }
             finalSnapshotTaken = true
             savePointTimer?.cancel()
+            // The log's last effects are written and fsynced (Redis does the same on exit).
+            dispatcher.appendOnly.stop(dispatcher.databases.feed)
             let persistence = dispatcher.persistence
             guard persistence.file != nil, !persistence.savePoints.isEmpty, !persistence.savedForExit else {
                 return true

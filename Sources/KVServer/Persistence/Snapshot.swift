@@ -28,8 +28,11 @@ final class SnapshotFence {
     /// Incremented when a view is taken: collections stamped below it may
     /// belong to the view.
     private(set) var generation = 0
-    /// A view is being written: collections are copied before a change.
-    private(set) var isOpen = false
+    /// How many views are being written (a BGSAVE's and an append-only
+    /// rewrite's may overlap): while any is, collections are copied before a change.
+    private var openViews = 0
+    /// A view is being written.
+    var isOpen: Bool { openViews > 0 }
     /// Changes to keys since start-up (Redis's `server.dirty`): each key
     /// set, deleted, expired, given a deadline, or changed in place counts
     /// one. Save points and `rdb_changes_since_last_save` compare with it.
@@ -38,11 +41,13 @@ final class SnapshotFence {
     /// A view starts: every collection existing now is the view's.
     func open() {
         generation += 1
-        isOpen = true
+        openViews += 1
     }
 
-    /// The view was written (or dropped): no more copies.
-    func close() { isOpen = false }
+    /// A view was written (or dropped): with none left, no more copies.
+    /// Overlapping views need nothing more: a copy is stamped with the
+    /// newest generation, so it belongs to no view open at the time.
+    func close() { openViews = max(openViews - 1, 0) }
 
     /// True when `collection` may belong to the open view.
     func isShared(_ collection: Collection) -> Bool {
@@ -59,10 +64,13 @@ final class SnapshotFence {
 struct Snapshot: @unchecked Sendable {
     /// Each database's entries, by database index.
     let databases: [KeyTable]
+    /// The function libraries' codes (FUNCTION LOAD's).
+    let functionLibraries: [[UInt8]]
 
     /// The view of `databases` now (the fence must be opened with it).
     init(_ databases: Databases) {
         self.databases = databases.map { $0.snapshotEntries }
+        functionLibraries = databases.functions.ordered.map(\.code)
     }
 }
 

@@ -17,6 +17,9 @@ public struct Replies: Sendable {
     public var last: [UInt8]
     /// Their total size.
     public var byteCount: Int
+    /// The client is in MULTI after them (a connection needs it for the
+    /// answers its own thread gives while a script is busy).
+    public var inTransaction = false
 
     /// Every chunk, in order.
     public var chunks: [[UInt8]] { sealed + [last] }
@@ -261,12 +264,30 @@ func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
     var magnitude = value.magnitude
     var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 24 digits
     withUnsafeMutableBytes(of: &digits) { room in
+        // Two digits per division, from a table of "00" to "99": a counter
+        // or a length is written with half the divisions.
+        let pairs = decimalDigitPairs.utf8Start
         var index = room.count
-        repeat {
+        while magnitude >= 100 {
+            let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
+            magnitude /= 100
+            index -= 2
+            room[index] = pairs[pair]
+            room[index + 1] = pairs[pair + 1]
+        }
+        if magnitude >= 10 {
+            let pair = Int(truncatingIfNeeded: magnitude) &* 2
+            index -= 2
+            room[index] = pairs[pair]
+            room[index + 1] = pairs[pair + 1]
+        } else {
             index -= 1
-            room[index] = UInt8(truncatingIfNeeded: magnitude % 10) + 48
-            magnitude /= 10
-        } while magnitude > 0
+            room[index] = UInt8(truncatingIfNeeded: magnitude) + 48
+        }
         bytes.append(bytes: UnsafeRawBufferPointer(rebasing: room[index...]))
     }
 }
+
+/// "00" to "99", for `appendDecimal`.
+private let decimalDigitPairs: StaticString =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"

@@ -34,6 +34,9 @@ public struct RequestBatch: Sendable {
     private(set) var spans: [ArgumentSpan] = []
     /// `ends[i]` is the index in `spans` just past request `i`.
     private(set) var ends: [Int] = []
+    /// What the connection's own answers did to its client's MULTI while a
+    /// script was busy, for the core to apply before the batch runs.
+    var transactionChanges: TransactionShadow.Changes?
 
     /// An empty batch.
     public init() {}
@@ -134,6 +137,25 @@ public struct RequestBatch: Sendable {
             equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: $0[span.start..<(span.start + span.count)]), word)
         }
     }
+
+    /// The bytes the requests from number `first` on took in RESP (as a
+    /// client sends them, `*N` and `$len` headers included): what of this
+    /// read is still to run (CLIENT LIST's `qbuf`).
+    func encodedSize(from first: Int) -> Int {
+        func digits(_ n: Int) -> Int { n < 10 ? 1 : 1 + digits(n / 10) }
+        var total = 0
+        var start = first > 0 && first <= ends.count ? ends[first - 1] : 0
+        for end in ends.dropFirst(first) {
+            total += 3 + digits(end - start)
+            for span in spans[start..<end] { total += 5 + digits(span.count) + span.count }
+            start = end
+        }
+        return total
+    }
+
+    /// Argument bytes of every request, plus a pointer's size per argument:
+    /// Redis's `multi-mem` for a MULTI queue.
+    var argumentMemory: Int { spans.reduce(0) { $0 + $1.count } + spans.count * MemoryLayout<Int>.size }
 
     /// The requests after the first `count`, as a batch of their own.
     func dropping(first count: Int) -> RequestBatch {

@@ -9,9 +9,13 @@
 // setfenv and newproxy are not there (the last three as in Debian's Redis);
 // loadstring and load refuse precompiled (binary) chunks, as Redis's Lua does.
 
-/// Run once on a fresh state, with the full standard globals plus `redis`;
-/// returns the error handler, the table behind the globals proxy (where
-/// KEYS and ARGV are set), and the proxy, which becomes the globals.
+/// Run once on a fresh state, with the full standard globals plus `redis`
+/// (and, in the functions' interpreter, `kvd_library_redis`: the `redis`
+/// table a library's code sees while FUNCTION LOAD runs it); returns the
+/// error handler, the table behind the globals proxy (where KEYS and ARGV
+/// are set), the proxy, which becomes the globals, and the switch that
+/// turns the globals into the library API (only `redis`, whose missing
+/// names raise as missing globals do) and back.
 let luaSandboxSource = """
     local G = _G
     local dbg = debug
@@ -39,7 +43,7 @@ let luaSandboxSource = """
                            'error'}) do
       S[name] = G[name]
     end
-    for _, name in ipairs({'string', 'table', 'math', 'coroutine', 'redis', 'cjson', 'bit'}) do
+    for _, name in ipairs({'string', 'table', 'math', 'coroutine', 'redis', 'cjson', 'bit', 'cmsgpack'}) do
       S[name] = readonly(G[name])
     end
 
@@ -100,9 +104,29 @@ let luaSandboxSource = """
       return unpack(results, 1, results.n)
     end
 
+    -- FUNCTION LOAD's globals: only the library API's redis table.
+    local function strict(t)
+      local proxy = rawsetmetatable({}, frozen({
+        __index = function(_, name)
+          local value = t[name]
+          if value == nil then
+            error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+          end
+          return value
+        end,
+        __newindex = readonlyError,
+      }))
+      protected[proxy] = true
+      return proxy
+    end
+    local visible = S
+    local library = {}
+    if G.kvd_library_redis then library.redis = strict(G.kvd_library_redis) end
+    local function loading(on) if on then visible = library else visible = S end end
+
     local P = rawsetmetatable({}, frozen({
       __index = function(_, name)
-        local value = S[name]
+        local value = visible[name]
         if value == nil then
           error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
         end
@@ -127,5 +151,5 @@ let luaSandboxSource = """
       end
       return err
     end
-    return handler, S, P
+    return handler, S, P, loading
     """

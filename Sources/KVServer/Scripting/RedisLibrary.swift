@@ -11,11 +11,16 @@ import Glibc
 
 /// What scripts may not call (Redis 7.0's `noscript` flag, for kvd's commands).
 let commandsRefusedToScripts: Set<String> = [
-    "hello", "auth", "client", "reset", "quit", "function", "multi", "exec", "discard", "watch", "unwatch",
+    "hello", "auth", "client", "reset", "quit", "function", "fcall", "fcall_ro", "multi", "exec", "discard", "watch",
+    "unwatch",
     "eval", "evalsha", "eval_ro", "evalsha_ro", "script", "config", "latency",
     "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "save", "bgsave", "shutdown",
     "subscribe", "ssubscribe", "psubscribe", "unsubscribe", "sunsubscribe", "punsubscribe", "monitor",
 ]
+
+/// Redis 7.0's MAY_REPLICATE commands, a flag COMMAND INFO does not show:
+/// a read-only script may not call them, and CLIENT PAUSE WRITE holds them.
+let mayReplicateCommands: Set<String> = ["eval", "evalsha", "fcall", "pfcount", "publish", "spublish"]
 
 /// What a read-only script may not call (Redis 7.0's `write` flag, for kvd's commands).
 let writeCommands: Set<String> = [
@@ -185,7 +190,7 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
     var reply: [UInt8] = []
     batch.forEach { request in
         guard let command = Dispatcher.command(named: request.raw(0)) else {
-            refusal = "Unknown Redis command called from script"
+            refusal = refusalOfAbsentCommand(request)
             return false
         }
         guard command.accepts(request.count) else {
@@ -194,14 +199,18 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
         }
         if commandsRefusedToScripts.contains(command.name) {
             refusal = "This Redis command is not allowed from script"
-        } else if run.readOnly && writeCommands.contains(command.name) {
+        } else if run.readOnly
+            && (writeCommands.contains(command.name) || mayReplicateCommands.contains(command.name))
+        {
             refusal = "Write commands are not allowed from read-only scripts."
         } else if writeCommands.contains(command.name) && !engine.activity.beginWrite() {
             killed = true  // SCRIPT KILL was accepted first: the script stops unwritten
         } else {
             var out = ReplyWriter()
             out.resp3 = run.session.resp3
-            run.dispatcher.execute(request, for: run.session, into: &out)
+            // Counted in INFO commandstats and SLOWLOG on its own clock, as
+            // Redis counts a script's calls.
+            run.dispatcher.executeTimed(request, for: run.session, into: &out)
             reply = out.finish().chunks.flatMap { $0 }
         }
         return false
@@ -217,6 +226,24 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
     var index = 0
     luaPushReply(L, reply, &index)
     return raise && reply.first == UInt8(ascii: "-") ? -1 : 1
+}
+
+/// What a script gets for a command kvd does not implement: Redis's
+/// refusal when Redis's own table says Redis would refuse it to scripts
+/// too (its arity, its `noscript` flag: CLUSTER RESET, say), else
+/// "unknown command", as kvd has none.
+private func refusalOfAbsentCommand(_ request: Request) -> String {
+    let unknown = "Unknown Redis command called from script"
+    guard var entry = CommandDocs.entry(request[0]) else { return unknown }
+    if !entry.subcommands.isEmpty && request.count >= 2 {
+        let name = entry.name + "|" + String(decoding: lowercased(request[1]), as: UTF8.self)
+        guard let subcommand = entry.subcommands.first(where: { $0.name == name }) else { return unknown }
+        entry = subcommand
+    }
+    guard entry.arity > 0 ? request.count == entry.arity : request.count >= -entry.arity else {
+        return "Wrong number of args calling Redis command from script"
+    }
+    return entry.flags.contains("noscript") ? "This Redis command is not allowed from script" : unknown
 }
 
 /// redis.log(level, message, ...): kvd logs to standard error, as it does

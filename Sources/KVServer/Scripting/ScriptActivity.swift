@@ -30,6 +30,10 @@ public final class ScriptActivity: Sendable {
     /// call, `string.rep` say, where no hook runs).
     private let startedAt = Atomic<Int64>(0)
     private let threshold = Atomic<Int64>(0)
+    /// What FUNCTION STATS shows of a running function: set by the core
+    /// before the function starts, read by the threads that answer while
+    /// it is busy.
+    private let stats = FunctionStatsBox()
 
     private static let running: UInt64 = 1
     private static let busy: UInt64 = 2
@@ -40,12 +44,14 @@ public final class ScriptActivity: Sendable {
 
     // MARK: The core's side
 
-    /// Core: a script (or a function, with `function`) starts.
-    func begin(function: Bool, threshold: Int64) {
+    /// Core: a script (or a function, with `function`: FUNCTION STATS's
+    /// view of it) starts.
+    func begin(function: RunningFunction?, threshold: Int64) {
+        stats.set(function)
         startedAt.store(monotonicMilliseconds(), ordering: .relaxed)
         self.threshold.store(threshold, ordering: .relaxed)
         let generation = (word.load(ordering: .relaxed) >> 8) &+ 1
-        let kind = function ? ScriptActivity.function : 0
+        let kind = function != nil ? ScriptActivity.function : 0
         word.store(generation << 8 | ScriptActivity.running | kind, ordering: .releasing)
     }
 
@@ -68,11 +74,15 @@ public final class ScriptActivity: Sendable {
         return false
     }
 
+    /// Core: the running script is a function (FCALL), not an EVAL.
+    var runsFunction: Bool { word.load(ordering: .relaxed) & ScriptActivity.function != 0 }
+
     /// Core: SCRIPT KILL (or FUNCTION KILL) was accepted for this script.
     var killRequested: Bool { word.load(ordering: .acquiring) & ScriptActivity.killed != 0 }
 
     /// Core: the script returned or was stopped.
     func end() {
+        stats.set(nil)
         word.store(word.load(ordering: .relaxed) & ~0xFF, ordering: .releasing)
     }
 
@@ -88,18 +98,28 @@ public final class ScriptActivity: Sendable {
 
     /// The replies to `batch` while a script is busy, or nil when none is
     /// (the batch then goes to the core as usual). Any thread.
-    func answer(_ batch: RequestBatch) -> Replies? {
+    /// `transaction`: the client's MULTI, which MULTI, EXEC and DISCARD
+    /// change here as Redis lets them while a script is busy.
+    func answer(_ batch: RequestBatch, transaction: inout TransactionShadow) -> Replies? {
         guard isBusy else { return nil }
         var out = ReplyWriter()
         batch.forEach { request in
-            answer(request, &out)
+            let errors = out.errorCount
+            let passed = answer(request, &transaction, &out)
+            // Redis's rejectCommand: a refused command marks the
+            // transaction it was sent in (EXEC then aborts).
+            if out.errorCount > errors && !passed && transaction.open { transaction.changes.refused = true }
             return true
         }
-        return out.finish()
+        var replies = out.finish()
+        replies.inTransaction = transaction.open
+        return replies
     }
 
-    private func answer(_ r: Request, _ out: inout ReplyWriter) {
-        guard !r.isEmpty else { return }
+    /// Answers one request; true when the command ran as Redis runs it
+    /// while busy (its error, if any, is its own, not a refusal).
+    private func answer(_ r: Request, _ transaction: inout TransactionShadow, _ out: inout ReplyWriter) -> Bool {
+        guard !r.isEmpty else { return true }
         let function = word.load(ordering: .acquiring) & ScriptActivity.function != 0
         let busyError =
             function
@@ -110,7 +130,8 @@ public final class ScriptActivity: Sendable {
         // script, which holds the core), as in Redis.
         if equalsIgnoringCase(r.raw(0), "shutdown") {
             guard r.indices.dropFirst().contains(where: { equalsIgnoringCase(r.raw($0), "nosave") }) else {
-                return out.error(busyError)
+                out.error(busyError)
+                return false
             }
             let line = "kvd: SHUTDOWN NOSAVE while a script was busy: exiting now\n"
             _ = line.withCString { write(1, $0, strlen($0)) }
@@ -119,22 +140,59 @@ public final class ScriptActivity: Sendable {
         // What Redis checks before the busy gate: the command exists, its
         // arity (and a container's subcommand and its arity).
         guard let command = Dispatcher.command(named: r.raw(0)) else {
-            return out.error(bytes: unknownCommandMessage(r))
+            out.error(bytes: unknownCommandMessage(r))
+            return false
         }
         guard command.accepts(r.count) else {
-            return out.error("ERR wrong number of arguments for '\(command.name)' command")
+            out.error("ERR wrong number of arguments for '\(command.name)' command")
+            return false
         }
         switch command.name {
         case "quit":
             out.ok()
+        // The transaction commands Redis lets through (MULTI, DISCARD), and
+        // EXEC, which it refuses by aborting the transaction.
+        case "multi":
+            guard !transaction.open else {
+                out.error("ERR MULTI calls can not be nested")
+                return true
+            }
+            transaction.open = true
+            transaction.changes.opened = true
+            transaction.changes.refused = false
+            out.ok()
+        case "discard":
+            guard transaction.open else {
+                out.error("ERR DISCARD without MULTI")
+                return true
+            }
+            transaction.discard()
+            out.ok()
+        case "exec":
+            transaction.discard()
+            out.error("EXECABORT Transaction discarded because of: \(busyError)")
+            return true
+        case "function" where equalsIgnoringCase(r.raw(1), "stats"):
+            guard r.count == 2 else {
+                out.error("ERR wrong number of arguments for 'function|stats' command")
+                return false
+            }
+            guard let running = stats.get() else {
+                out.error(busyError)
+                return false
+            }
+            running.write(durationMilliseconds: monotonicMilliseconds() - startedAt.load(ordering: .relaxed), &out)
         case "script" where equalsIgnoringCase(r.raw(1), "kill"), "function" where equalsIgnoringCase(r.raw(1), "kill"):
             guard r.count == 2 else {
-                return out.error("ERR wrong number of arguments for '\(command.name)|kill' command")
+                out.error("ERR wrong number of arguments for '\(command.name)|kill' command")
+                return false
             }
             kill(function: command.name == "function", &out)
         default:
             out.error(busyError)
+            return false
         }
+        return true
     }
 
     /// SCRIPT KILL / FUNCTION KILL (`function`): Redis's answers, in its order.
@@ -162,5 +220,105 @@ public final class ScriptActivity: Sendable {
             if exchanged { return out.ok() }
             current = seen
         }
+    }
+}
+
+/// A connection's view of its client's MULTI, for the answers its own
+/// thread gives while a script is busy (Redis lets MULTI and DISCARD
+/// through then, aborts EXEC, and marks a transaction whose command it
+/// refused): the state as the core last reported it (`Replies.inTransaction`)
+/// and as those answers left it, and the changes the core applies to the
+/// session before the client's next batch runs (no command of the client
+/// runs on the core in between: its batches are answered here until the
+/// script ends). Connection's thread only.
+struct TransactionShadow {
+    /// What the answers did, in the order the core applies them.
+    struct Changes: Sendable {
+        /// The transaction there was (and the WATCHes) were dropped: EXEC's abort, DISCARD.
+        var discarded = false
+        /// A transaction was opened after that: MULTI.
+        var opened = false
+        /// A command was refused inside the open transaction: EXEC will abort.
+        var refused = false
+    }
+
+    /// The client is in MULTI.
+    var open = false
+    var changes = Changes()
+
+    /// EXEC's abort and DISCARD: no transaction, no WATCH.
+    mutating func discard() {
+        open = false
+        changes = Changes(discarded: true, opened: false, refused: false)
+    }
+
+    /// The changes since the last call, nil when there were none.
+    mutating func takeChanges() -> Changes? {
+        guard changes.discarded || changes.opened || changes.refused else { return nil }
+        defer { changes = Changes() }
+        return changes
+    }
+}
+
+/// A running function as FUNCTION STATS shows it.
+struct RunningFunction: Sendable {
+    let name: [UInt8]
+    /// The FCALL that runs it.
+    let command: [[UInt8]]
+    /// The libraries and functions there are (they cannot change while it runs).
+    let libraries: Int
+    let functions: Int
+
+    /// FUNCTION STATS's reply (in RESP2's shapes: a connection's own
+    /// thread does not know its protocol).
+    func write(durationMilliseconds: Int64, _ out: inout ReplyWriter) {
+        out.mapHeader(2)
+        out.bulk("running_script")
+        out.mapHeader(3)
+        out.bulk("name")
+        out.bulk(name)
+        out.bulk("command")
+        out.arrayHeader(command.count)
+        for argument in command { out.bulk(argument) }
+        out.bulk("duration_ms")
+        out.integer(Int(durationMilliseconds))
+        out.bulk("engines")
+        out.mapHeader(1)
+        out.bulk("LUA")
+        out.mapHeader(2)
+        out.bulk("libraries_count")
+        out.integer(libraries)
+        out.bulk("functions_count")
+        out.integer(functions)
+    }
+}
+
+/// One `RunningFunction?` behind a mutex (pthread's: Synchronization's
+/// Mutex draws false reports from the thread sanitizer, Guarantees.md).
+private final class FunctionStatsBox: @unchecked Sendable {
+    /// Guarded by `mutex`.
+    private var value: RunningFunction?
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        return mutex
+    }()
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func set(_ new: RunningFunction?) {
+        pthread_mutex_lock(mutex)
+        value = new
+        pthread_mutex_unlock(mutex)
+    }
+
+    func get() -> RunningFunction? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return value
     }
 }

@@ -1,9 +1,11 @@
-// ScriptEngine.swift: the Lua interpreter behind EVAL, one per dispatcher,
-// living on the core loop's thread like the databases it scripts (so a
-// script is one job on the core: nothing else touches the keyspace while
-// it runs, which is what makes it atomic, as in Redis). It keeps the script
-// cache (SHA-1 to compiled function), builds the sandbox, and runs a script
-// with KEYS and ARGV, turning its result or its error into the reply.
+// ScriptEngine.swift: the Lua interpreters behind EVAL and FCALL, one of
+// each per dispatcher, living on the core loop's thread like the databases
+// they script (so a script is one job on the core: nothing else touches the
+// keyspace while it runs, which is what makes it atomic, as in Redis). It
+// keeps the script cache (SHA-1 to compiled function), builds the sandbox,
+// runs a library's code for FUNCTION LOAD, and runs a script (with KEYS and
+// ARGV) or a function (with its keys and arguments), turning its result or
+// its error into the reply.
 import CLua
 import Glibc
 
@@ -19,10 +21,35 @@ struct CachedScript {
 /// What a script that is killed gets (after Redis's wording).
 let scriptKilledMessage = "Script killed by user with SCRIPT KILL..."
 
+/// What `ScriptEngine.call` runs: an EVAL script, by its SHA-1, or a
+/// library's function (FCALL), by its name and its callback's reference in
+/// the functions' interpreter's registry.
+enum ScriptTarget {
+    case script(sha: String)
+    case function(name: [UInt8], reference: Int32)
+
+    /// The name error replies and the busy-script log lines give.
+    var name: String {
+        switch self {
+        case .script(let sha): sha
+        case .function(let name, _): String(decoding: name, as: UTF8.self)
+        }
+    }
+}
+
 /// Lua scripts for one dispatcher: core loop thread only.
 final class ScriptEngine {
     /// The interpreter, created on first use and again after SCRIPT FLUSH.
     private var state: OpaquePointer?
+    /// The functions' interpreter (FUNCTION LOAD, FCALL), apart from
+    /// EVAL's as in Redis: SCRIPT FLUSH does not touch it.
+    private var functionState: OpaquePointer?
+    /// While FUNCTION LOAD runs a library's code: the functions it
+    /// registered so far (redis.register_function adds to it); nil otherwise.
+    var registering: [RegisteredFunction]?
+    /// When the running library load must stop (monotonic ms): Redis's
+    /// 500 ms for FUNCTION LOAD, none (nil) for a snapshot's libraries.
+    private var loadDeadline: Int64?
     /// The interpreter's heap, counted by its allocator (see the shim).
     private let memory: UnsafeMutablePointer<kvd_lua_memory> = {
         let memory = UnsafeMutablePointer<kvd_lua_memory>.allocate(capacity: 1)
@@ -44,8 +71,8 @@ final class ScriptEngine {
     /// (monotonic ms), for the slow-job report of the job that ran it
     /// (`takeSlowScript`).
     private var slowScript: (sha: String, endedAt: Int64)?
-    /// The script that runs: its SHA, when it started, its threshold, and
-    /// whether it is busy yet.
+    /// The script that runs: its SHA (or its function's name), when it
+    /// started, its threshold, and whether it is busy yet.
     private var current: (sha: String, startedAt: Int64, threshold: Int64, busy: Bool)?
     /// Compiled scripts, by their lowercase SHA-1.
     private(set) var cache: [String: CachedScript] = [:]
@@ -69,7 +96,17 @@ final class ScriptEngine {
 
     deinit {
         if let state { lua_close(state) }
+        if let functionState { lua_close(functionState) }
         memory.deallocate()
+    }
+
+    /// INFO memory's lines about scripts, by Redis's names: the cached
+    /// scripts, the functions, and both interpreters' heap together.
+    func infoLines(_ libraries: FunctionLibraries) -> [String] {
+        [
+            "used_memory_vm_total:\(memory.pointee.used)", "number_of_cached_scripts:\(cache.count)",
+            "number_of_functions:\(libraries.functions.count)", "number_of_libraries:\(libraries.libraries.count)",
+        ]
     }
 
     /// SCRIPT FLUSH: every cached script is forgotten, and the interpreter
@@ -83,6 +120,21 @@ final class ScriptEngine {
     /// The interpreter, with the sandbox and the redis library installed.
     private func interpreter() -> OpaquePointer {
         if let state { return state }
+        let L = makeInterpreter(functions: false)
+        state = L
+        return L
+    }
+
+    /// The functions' interpreter: the same sandbox, plus the library API
+    /// (`redis.register_function`) that a library's code sees while it loads.
+    private func functionInterpreter() -> OpaquePointer {
+        if let functionState { return functionState }
+        let L = makeInterpreter(functions: true)
+        functionState = L
+        return L
+    }
+
+    private func makeInterpreter(functions: Bool) -> OpaquePointer {
         let L = kvd_lua_newstate(memory)!
         kvd_lua_openlibrary(L, luaopen_base, "")
         kvd_lua_openlibrary(L, luaopen_table, LUA_TABLIBNAME)
@@ -91,21 +143,23 @@ final class ScriptEngine {
         kvd_lua_openlibrary(L, luaopen_debug, LUA_DBLIBNAME)
         kvd_lua_openmodule(L, luaopen_cjson, "cjson")
         kvd_lua_openmodule(L, luaopen_bit, "bit")
+        installMessagePack(L)
         installRedisLibrary(L, context: Unmanaged.passUnretained(self).toOpaque())
+        if functions { installLibraryAPI(L, context: Unmanaged.passUnretained(self).toOpaque()) }
         let source = Array(luaSandboxSource.utf8)
         let loaded = source.withUnsafeBytes {
             luaL_loadbuffer(L, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count, "=kvd")
         }
         precondition(
-            loaded == 0 && lua_pcall(L, 0, 3, 0) == 0,
+            loaded == 0 && lua_pcall(L, 0, 4, 0) == 0,
             "ScriptEngine: the sandbox failed to load: \(String(decoding: luaBytes(L, -1) ?? [], as: UTF8.self))")
-        // Stack: handler, storage, proxy.
+        // Stack: handler, storage, proxy, the load-mode switch.
+        lua_setfield(L, kvd_lua_registryindex(), "kvd.loading")
         lua_pushvalue(L, -1)
         lua_setfield(L, kvd_lua_registryindex(), "kvd.globals")
         lua_replace(L, kvd_lua_globalsindex())
         lua_setfield(L, kvd_lua_registryindex(), "kvd.storage")
         lua_setfield(L, kvd_lua_registryindex(), "kvd.handler")
-        state = L
         return L
     }
 
@@ -153,32 +207,109 @@ final class ScriptEngine {
         return .success(sha)
     }
 
-    /// Runs cached script `sha` with `keys` and `arguments`, writing its
-    /// result (or its error) as the reply.
-    func call(
-        _ sha: String, keys: [[UInt8]], arguments: [[UInt8]], run: ScriptRun, _ out: inout ReplyWriter
-    ) {
-        let L = interpreter()
-        lua_getfield(L, kvd_lua_registryindex(), "kvd.handler")
-        lua_getfield(L, kvd_lua_registryindex(), "f_" + sha)
-        lua_getfield(L, kvd_lua_registryindex(), "kvd.storage")
-        for (name, values) in [("KEYS", keys), ("ARGV", arguments)] {
-            luaPush(L, name)
-            lua_createtable(L, Int32(clamping: values.count), 0)
-            for (index, value) in values.enumerated() {
-                luaPush(L, value)
-                lua_rawseti(L, -2, Int32(index + 1))
-            }
-            lua_rawset(L, -3)
+    /// FUNCTION LOAD's run of a library's code (after its `#!lua` line):
+    /// compiles it in the functions' interpreter and runs it, with the
+    /// library API as its globals, so that it registers its functions.
+    /// Returns them, or the error reply's message. `timeout`: Redis's
+    /// 500 ms for a client's load, nil for a snapshot's.
+    func loadLibrary(_ code: ArraySlice<UInt8>, timeout: Int64?) -> Result<[RegisteredFunction], ScriptError> {
+        let L = functionInterpreter()
+        setLoadMode(L, true)
+        defer { setLoadMode(L, false) }
+        let failed = code.withUnsafeBytes {
+            luaL_loadbuffer(L, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, "@user_function")
+        }
+        if failed != 0 {
+            let message = luaBytes(L, -1) ?? []
+            kvd_lua_pop(L, 1)
+            return .failure(ScriptError(bytes: Array("ERR Error compiling function: ".utf8) + message))
+        }
+        registering = []
+        loadDeadline = timeout.map { monotonicMilliseconds() + $0 }
+        memory.pointee.limit = memory.pointee.used + ScriptEngine.scriptMemoryLimit
+        kvd_lua_sethook(L, scriptHook, Unmanaged.passUnretained(self).toOpaque(), LUA_MASKCOUNT, 100_000)
+        let status = lua_pcall(L, 0, 0, 0)
+        kvd_lua_sethook(L, nil, nil, 0, 0)
+        memory.pointee.limit = 0
+        loadDeadline = nil
+        let registered = registering ?? []
+        registering = nil
+        guard status != 0 else { return .success(registered) }
+        release(registered)
+        var message: [UInt8]
+        if status == LUA_ERRMEM {
+            message = Array(scriptMemoryMessage.utf8)
+        } else if lua_type(L, -1) == LuaType.table {
+            message = luaErrorInformation(L).message
+        } else {
+            message = Array("ERR ".utf8) + (luaBytes(L, -1) ?? [])
         }
         kvd_lua_pop(L, 1)
+        lua_gc(L, LUA_GCCOLLECT, 0)
+        return .failure(ScriptError(bytes: Array("ERR Error registering functions: ".utf8) + message))
+    }
+
+    /// Forgets the callbacks of functions no library holds any more.
+    func release(_ functions: [RegisteredFunction]) {
+        guard let L = functionState else { return }
+        for function in functions { luaL_unref(L, kvd_lua_registryindex(), function.reference) }
+    }
+
+    /// Switches the functions' globals between the library API (while a
+    /// library loads) and the scripts' globals (while a function runs).
+    private func setLoadMode(_ L: OpaquePointer, _ loading: Bool) {
+        lua_getfield(L, kvd_lua_registryindex(), "kvd.loading")
+        lua_pushboolean(L, loading ? 1 : 0)
+        lua_call(L, 1, 0)
+    }
+
+    /// Runs `target` (a cached script, or a function) with `keys` and
+    /// `arguments`, writing its result (or its error) as the reply. A
+    /// script gets them as the globals KEYS and ARGV; a function, as its
+    /// two arguments, as in Redis. `command` is the caller's request
+    /// (FUNCTION STATS shows it).
+    func call(
+        _ target: ScriptTarget, keys: [[UInt8]], arguments: [[UInt8]], command: [[UInt8]] = [], run: ScriptRun,
+        _ out: inout ReplyWriter
+    ) {
+        let L: OpaquePointer
+        let argumentCount: Int32
+        switch target {
+        case .script(let sha):
+            L = interpreter()
+            lua_getfield(L, kvd_lua_registryindex(), "kvd.handler")
+            lua_getfield(L, kvd_lua_registryindex(), "f_" + sha)
+            lua_getfield(L, kvd_lua_registryindex(), "kvd.storage")
+            for (name, values) in [("KEYS", keys), ("ARGV", arguments)] {
+                luaPush(L, name)
+                luaPushArray(L, values)
+                lua_rawset(L, -3)
+            }
+            kvd_lua_pop(L, 1)
+            argumentCount = 0
+        case .function(_, let reference):
+            L = functionInterpreter()
+            lua_getfield(L, kvd_lua_registryindex(), "kvd.handler")
+            lua_rawgeti(L, kvd_lua_registryindex(), reference)
+            luaPushArray(L, keys)
+            luaPushArray(L, arguments)
+            argumentCount = 2
+        }
+        var running: RunningFunction?
+        if case .function(let name, _) = target {
+            let libraries = run.dispatcher.databases.functions
+            running = RunningFunction(
+                name: name, command: command, libraries: libraries.libraries.count,
+                functions: libraries.functions.count)
+        }
+        let sha = target.name
         self.run = run
         let threshold = Int64(run.dispatcher.databases.limits.busyReplyThreshold)
-        activity.begin(function: false, threshold: threshold)
+        activity.begin(function: running, threshold: threshold)
         current = (sha, monotonicMilliseconds(), threshold, false)
         memory.pointee.limit = memory.pointee.used + ScriptEngine.scriptMemoryLimit
         kvd_lua_sethook(L, scriptHook, Unmanaged.passUnretained(self).toOpaque(), LUA_MASKCOUNT, 100_000)
-        let failed = lua_pcall(L, 0, 1, -2)
+        let failed = lua_pcall(L, argumentCount, 1, -2 - argumentCount)
         kvd_lua_sethook(L, nil, nil, 0, 0)
         memory.pointee.limit = 0
         if let current, current.busy {
@@ -226,6 +357,11 @@ final class ScriptEngine {
     /// raises Redis's error, on every line from then on, so that a pcall
     /// cannot catch it for good. Returns 1 to raise the error it pushed.
     fileprivate func interrupt(_ L: OpaquePointer) -> Int32 {
+        if let loadDeadline, monotonicMilliseconds() > loadDeadline {
+            kvd_lua_sethook(L, scriptHook, Unmanaged.passUnretained(self).toOpaque(), LUA_MASKLINE, 0)
+            luaPushError(L, Array("FUNCTION LOAD timeout".utf8))
+            return 1
+        }
         guard var running = current else { return 0 }
         if !running.busy {
             let elapsed = monotonicMilliseconds() - running.startedAt
@@ -233,7 +369,7 @@ final class ScriptEngine {
             running.busy = true
             current = running
             log(
-                "kvd: slow script detected: still in execution after \(elapsed) milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: \(running.sha)."
+                "kvd: slow script detected: still in execution after \(elapsed) milliseconds. You can try killing the script using the \(activity.runsFunction ? "FUNCTION" : "SCRIPT") KILL command. Script name is: \(running.sha)."
             )
             activity.becomeBusy()
         }
@@ -266,6 +402,15 @@ final class ScriptEngine {
     private func resetGlobals(_ L: OpaquePointer) {
         lua_getfield(L, kvd_lua_registryindex(), "kvd.globals")
         lua_replace(L, kvd_lua_globalsindex())
+    }
+}
+
+/// Pushes `values` as a Lua array (KEYS, ARGV, a function's arguments).
+private func luaPushArray(_ L: OpaquePointer, _ values: [[UInt8]]) {
+    lua_createtable(L, Int32(clamping: values.count), 0)
+    for (index, value) in values.enumerated() {
+        luaPush(L, value)
+        lua_rawseti(L, -2, Int32(index + 1))
     }
 }
 

@@ -4,28 +4,28 @@
 // table as the client's own (see RedisLibrary.swift); inside MULTI, EVAL is
 // queued like any command and runs within EXEC.
 //
-// Functions are not here yet: FCALL gets Redis's "unknown command", and
-// FUNCTION (SessionCommands.swift) only flushes. SCRIPT DEBUG (the Lua
+// Functions (FUNCTION, FCALL) are in FunctionCommands.swift. SCRIPT DEBUG (the Lua
 // debugger) is absent. A script holds the core until it returns, so a
 // SCRIPT KILL that reaches the core finds none running; while a script is
 // busy, SCRIPT KILL is answered before it would reach the core
 // (ScriptActivity.swift).
 
-let scriptingCommands: [Command] = [
-    Command("eval", arity: -3, keys: .none) { dispatcher, session, r, out in
-        dispatcher.eval(session, r, sha: false, readOnly: false, &out)
-    },
-    Command("evalsha", arity: -3, keys: .none) { dispatcher, session, r, out in
-        dispatcher.eval(session, r, sha: true, readOnly: false, &out)
-    },
-    Command("eval_ro", arity: -3, keys: .none) { dispatcher, session, r, out in
-        dispatcher.eval(session, r, sha: false, readOnly: true, &out)
-    },
-    Command("evalsha_ro", arity: -3, keys: .none) { dispatcher, session, r, out in
-        dispatcher.eval(session, r, sha: true, readOnly: true, &out)
-    },
-    Command("script", arity: -2, keys: .none) { dispatcher, _, r, out in dispatcher.script(r, &out) },
-]
+let scriptingCommands: [Command] =
+    [
+        Command("eval", arity: -3, keys: .none) { dispatcher, session, r, out in
+            dispatcher.eval(session, r, sha: false, readOnly: false, &out)
+        },
+        Command("evalsha", arity: -3, keys: .none) { dispatcher, session, r, out in
+            dispatcher.eval(session, r, sha: true, readOnly: false, &out)
+        },
+        Command("eval_ro", arity: -3, keys: .none) { dispatcher, session, r, out in
+            dispatcher.eval(session, r, sha: false, readOnly: true, &out)
+        },
+        Command("evalsha_ro", arity: -3, keys: .none) { dispatcher, session, r, out in
+            dispatcher.eval(session, r, sha: true, readOnly: true, &out)
+        },
+        Command("script", arity: -2, keys: .none) { dispatcher, _, r, out in dispatcher.script(r, &out) },
+    ] + functionCommands
 
 private let noScript: StaticString = "NOSCRIPT No matching script. Please use EVAL."
 
@@ -63,7 +63,8 @@ extension Dispatcher {
         inExec = true
         defer { inExec = wasInExec }
         scripts.call(
-            name, keys: Array(arguments.prefix(keyCount)), arguments: Array(arguments.dropFirst(keyCount)), run: run,
+            .script(sha: name), keys: Array(arguments.prefix(keyCount)),
+            arguments: Array(arguments.dropFirst(keyCount)), run: run,
             &out)
     }
 
@@ -125,4 +126,4 @@ extension Dispatcher {
 }
 
 /// The client a script's commands run as: not a connection, never listed.
-private let scriptClientInfo = ClientInfo(id: 0, address: "", localAddress: "", fd: -1, kill: {})
+let scriptClientInfo = ClientInfo(id: 0, address: "", localAddress: "", fd: -1, kill: {})

@@ -89,6 +89,8 @@ final class Connection: @unchecked Sendable {
     /// Set by the core while the client has subscriptions: it is then held
     /// to the pub/sub output limit.
     private let subscriberMark = SubscriberMark()
+    /// What CLIENT LIST shows of its I/O (published by `publishFigures`).
+    private let figures = ConnectionFigures()
     @exclusivity(unchecked) private var parser: RESPParser
     private var readWatch: Watch?
     private var writeWatch: Watch?
@@ -109,6 +111,9 @@ final class Connection: @unchecked Sendable {
     /// buffer (no copy), is executed at once and refilled; a worker copies
     /// the arguments into it, hands it to the core and starts a new one.
     @exclusivity(unchecked) private var batch = RequestBatch()
+    /// The client's MULTI as the core last reported it, and what this
+    /// connection's answers did to it while a script was busy.
+    @exclusivity(unchecked) private var transaction = TransactionShadow()
     /// The buffer of the last replies, once they were all sent: the next
     /// batch's replies are written into it (on the core loop).
     @exclusivity(unchecked) private var spareReplyBuffer: [UInt8] = []
@@ -147,8 +152,12 @@ final class Connection: @unchecked Sendable {
     /// True while the client's unsent replies hold further submissions back.
     private var outputBackedUp: Bool { outboundBytes > Connection.outputLowWater }
 
-    init(fd: Int32, id: Int, worker: Worker, limits: RESPLimits) {
+    /// The Unix socket's path when the client came through it (nil: TCP).
+    private let unixPath: String?
+
+    init(fd: Int32, id: Int, worker: Worker, limits: RESPLimits, unixPath: String? = nil) {
         self.fd = fd
+        self.unixPath = unixPath
         self.id = id
         self.worker = worker
         self.mode = worker.mode
@@ -161,10 +170,19 @@ final class Connection: @unchecked Sendable {
         let loop = worker.loop
         try hop.connect(
             ClientInfo(
-                id: id, address: socketAddress(fd, peer: true), localAddress: socketAddress(fd, peer: false), fd: fd,
-                kill: { try? loop.post { self.kill() } },
+                // A Unix socket's clients are `path:0` at both ends, as in Redis.
+                id: id, address: unixPath.map { "\($0):0" } ?? socketAddress(fd, peer: true),
+                localAddress: unixPath.map { "\($0):0" } ?? socketAddress(fd, peer: false), fd: fd,
+                viaUnixSocket: unixPath != nil,
+                kill: { [mode] in
+                    // A client that kills itself on the core loop (--io-threads
+                    // 0) is marked inside its own batch, as Redis marks it to
+                    // close after the reply: a posted kill would run after the
+                    // loop's next reads, and its next request be answered.
+                    if mode == .onCore && self.processing { self.kill() } else { try? loop.post { self.kill() } }
+                },
                 resume: { replies in try? loop.post { self.unparked(replies) } }, outlet: worker.outlet,
-                subscriberMark: subscriberMark))
+                subscriberMark: subscriberMark, figures: figures))
         try resumeReading()
     }
 
@@ -184,12 +202,21 @@ final class Connection: @unchecked Sendable {
         guard case .paused = input, ending == .open else { return }
         readWatch = try worker.loop.watch(fd: fd, for: .read) { [unowned self] _ in self.readable() }
         input = .reading
+        publishFigures()
     }
 
     private func stopReading(_ next: Input) {
         readWatch?.cancel()
         readWatch = nil
         input = next
+        publishFigures()
+    }
+
+    /// Tells the core's CLIENT LIST what only this loop knows.
+    private func publishFigures() {
+        figures.publish(
+            unsentBytes: outboundBytes, unsentChunks: outbound.count - outboundHead,
+            unreadBytes: parser.bufferedCount, reading: readWatch != nil, writing: writeWatch != nil)
     }
 
     /// Reads what the socket holds now (`mode.readsPerEvent` reads, unless
@@ -246,6 +273,7 @@ final class Connection: @unchecked Sendable {
         {
             stopReading(.paused)
         }
+        publishFigures()
     }
 
     /// Submits batches of complete requests to the core while none is out
@@ -316,10 +344,22 @@ final class Connection: @unchecked Sendable {
         exchange = .awaiting
         // A script holds the core past its busy threshold: Redis's answers
         // come from here, now, instead of a late run after the script.
-        if let replies = hop.scripts.answer(batch) {
+        if let replies = hop.scripts.answer(batch, transaction: &transaction) {
             self.batch.removeAll(releasing: Reclaimer.release)
             return receive(replies, rest: nil)
         }
+        if let changes = transaction.takeChanges() {
+            // Rare (a MULTI, EXEC or DISCARD answered while a script was
+            // busy): the copy is not worth avoiding.
+            var changed = batch
+            changed.transactionChanges = changes
+            return hand(changed)
+        }
+        hand(batch)
+    }
+
+    /// Hands `batch` to the core: runs it in place, or posts it from a worker.
+    private func hand(_ batch: RequestBatch) {
         switch mode {
         case .onCore:
             let (replies, rest, parked) = hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
@@ -357,6 +397,7 @@ final class Connection: @unchecked Sendable {
         earlyResume = nil
         let parked = parked && resumed == nil
         exchange = parked ? .parked : .idle
+        transaction.open = replies.inTransaction
         guard ending != .closed else { return }  // the peer went away meanwhile
         heldBatch = rest
         if ending != .aborted {
@@ -512,6 +553,7 @@ final class Connection: @unchecked Sendable {
                     }
                 }
                 if overSoftLimitSince != nil { enforceOutputLimit() }
+                publishFigures()
                 return
             } else {
                 close()  // the peer is gone: replies still due are dropped
@@ -529,6 +571,7 @@ final class Connection: @unchecked Sendable {
         overSoftLimitSince = nil
         writeWatch?.cancel()
         writeWatch = nil
+        publishFigures()
         if ending == .afterFlush && exchange == .idle && heldBatch == nil { close() }
     }
 
@@ -604,18 +647,34 @@ final class Connection: @unchecked Sendable {
     }
 }
 
-/// `ip:port` of a socket's peer or of its local end ("" if unknown).
+/// `ip:port` (`[ip]:port` for IPv6, as Redis writes it) of a socket's peer
+/// or of its local end ("" if unknown).
 private func socketAddress(_ fd: Int32, peer: Bool) -> String {
-    var address = sockaddr_in()
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    var address = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
     let found = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
             peer ? getpeername(fd, $0, &length) : getsockname(fd, $0, &length)
         }
     }
-    guard found == 0, address.sin_family == sa_family_t(AF_INET) else { return "" }
-    var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-    guard inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count)) != nil else { return "" }
-    let ip = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return "\(ip):\(UInt16(bigEndian: address.sin_port))"
+    guard found == 0 else { return "" }
+    var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+    return withUnsafeBytes(of: &address) { raw -> String in
+        let ip: String
+        let port: UInt16
+        switch Int32(raw.load(as: sockaddr.self).sa_family) {
+        case AF_INET:
+            var ipv4 = raw.load(as: sockaddr_in.self)
+            guard inet_ntop(AF_INET, &ipv4.sin_addr, &text, socklen_t(text.count)) != nil else { return "" }
+            ip = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            port = UInt16(bigEndian: ipv4.sin_port)
+        case AF_INET6:
+            var ipv6 = raw.load(as: sockaddr_in6.self)
+            guard inet_ntop(AF_INET6, &ipv6.sin6_addr, &text, socklen_t(text.count)) != nil else { return "" }
+            ip = "[" + String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "]"
+            port = UInt16(bigEndian: ipv6.sin6_port)
+        default: return ""
+        }
+        return "\(ip):\(port)"
+    }
 }

@@ -33,7 +33,10 @@ public struct CoreHop: Sendable {
         self.dispatcher = LoopBound(dispatcher, on: loop)
         // Posted first, so it is set before any batch runs (the mailbox keeps order).
         let bound = self.dispatcher
-        try? bound.post { $0.owner = bound }
+        try? bound.post {
+            $0.owner = bound
+            $0.appendOnly.attach(bound)
+        }
     }
 
     /// Any thread: executes the batches of several clients (one worker
@@ -52,6 +55,8 @@ public struct CoreHop: Sendable {
                 let (replies, rest) = dispatcher.execute(entry.batch, client: entry.client)
                 return (replies, rest, dispatcher.isParked(client: entry.client))
             }
+            // The job's writes reach the append-only file before its replies leave.
+            dispatcher.appendOnly.flush(dispatcher.databases.feed)
             try? replyLoop.post { deliver(results) }
             // After the replies: a subscription they confirm goes out first.
             dispatcher.flushPushes()
@@ -68,6 +73,7 @@ public struct CoreHop: Sendable {
     ) -> (Replies, rest: RequestBatch?, parked: Bool) {
         dispatcher.withValue { dispatcher in
             let (replies, rest) = dispatcher.execute(batch, client: client, replyBuffer: &replyBuffer)
+            dispatcher.appendOnly.flush(dispatcher.databases.feed)
             // Posted, even to this loop: they are written after these replies.
             dispatcher.flushPushes()
             return (replies, rest, dispatcher.isParked(client: client))

@@ -2,8 +2,9 @@
 // password that ends up reachable from other hosts (bound to 0.0.0.0 by
 // mistake, a container's port published) must not serve strangers: with
 // `protected-mode yes` (the default) and no password, only clients on the
-// loopback interface are served, and any other is told why and closed, as
-// Redis 7.0 does (networking.c, clientAcceptHandler).
+// loopback interface (IPv4 or IPv6) or the Unix socket are served, and any
+// other is told why and closed, as Redis 7.0 does (networking.c,
+// clientAcceptHandler).
 import Glibc
 
 enum ProtectedMode {
@@ -19,14 +20,29 @@ enum ProtectedMode {
             + "('--requirepass'). NOTE: You only need to do one of the above things in order for the server to "
             + "start accepting connections from the outside.\r\n").utf8)
 
-    /// True when a client at `peer` must be refused: protected mode is on,
-    /// no password is set, and the peer is not on the loopback network
-    /// (127.0.0.0/8).
-    static func refuses(_ peer: sockaddr_in, settings: LiveSettings) -> Bool {
+    /// True when a TCP client at `peer` must be refused: protected mode is
+    /// on, no password is set, and the peer is not on the loopback network
+    /// (127.0.0.0/8, or ::1). (A Unix socket's clients are never asked.)
+    static func refuses(_ peer: sockaddr_storage, settings: LiveSettings) -> Bool {
         guard settings.protectedMode.load(ordering: .relaxed), !settings.passwordSet.load(ordering: .relaxed) else {
             return false
         }
         return !isLoopback(peer)
+    }
+
+    /// An IPv4 or IPv6 peer on the loopback network (::1, or 127.0.0.0/8
+    /// mapped into IPv6).
+    static func isLoopback(_ peer: sockaddr_storage) -> Bool {
+        withUnsafeBytes(of: peer) { raw in
+            switch Int32(raw.load(as: sockaddr.self).sa_family) {
+            case AF_INET: return isLoopback(raw.load(as: sockaddr_in.self))
+            case AF_INET6:
+                let bytes = withUnsafeBytes(of: raw.load(as: sockaddr_in6.self).sin6_addr) { Array($0) }
+                let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff
+                return bytes == Array(repeating: 0, count: 15) + [1] || (mapped && bytes[12] == 127)
+            default: return false
+            }
+        }
     }
 
     /// 127.0.0.0/8, the IPv4 loopback network.

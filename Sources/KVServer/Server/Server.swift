@@ -73,38 +73,53 @@ public final class Server: @unchecked Sendable {
     /// every worker accepts connections.
     public func start() throws {
         if let loadError { throw loadError }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        guard inet_pton(AF_INET, options.bind, &address.sin_addr) == 1 else {
-            throw ServerOptions.UsageError(description: "--bind needs an IPv4 address, got '\(options.bind)'")
-        }
+        let addresses = try ListenAddress.parse(options.bind)
         var chosenPort = options.port
         if chosenPort != 0 {
             // The workers share the port through SO_REUSEPORT, which would
             // also let a second kvd (or another server of this user) join
             // the group and take half the clients silently. A socket bound
             // without it fails if anybody listens there already.
-            address.sin_port = in_port_t(UInt16(chosenPort).bigEndian)
-            Glibc.close(try Server.listeningSocket(&address, sharingPort: false))
+            for address in addresses {
+                if let fd = try address.listen(port: chosenPort, sharingPort: false) { Glibc.close(fd) }
+            }
         }
         for index in 0..<max(options.ioThreads, 1) {
-            let worker = options.ioThreads == 0 ? Worker(onCoreOf: self) : try Worker(index: index, server: self)
-            workers.append(worker)
-            address.sin_port = in_port_t(UInt16(chosenPort).bigEndian)
-            let fd = try Server.listeningSocket(&address)
-            if chosenPort == 0 {
-                // Every worker binds the same port: take the one the kernel chose.
-                var bound = sockaddr_in()
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                withUnsafeMutablePointer(to: &bound) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+            // The sockets first: an address that cannot be bound leaves no
+            // worker loop behind.
+            var fds: [Int32] = []
+            var unix: (fd: Int32, path: String)?
+            do {
+                for address in addresses {
+                    guard let fd = try address.listen(port: chosenPort, sharingPort: true) else { continue }
+                    // Every address and worker binds the same port: the one
+                    // the kernel chose for the first, when asked for any.
+                    if chosenPort == 0 { chosenPort = ListenAddress.boundPort(fd) }
+                    fds.append(fd)
                 }
-                chosenPort = Int(UInt16(bigEndian: bound.sin_port))
+                // The Unix socket is accepted on by the first worker only:
+                // one listener needs no spreading.
+                if index == 0, let path = options.unixSocket {
+                    let fd = try listenOnUnixSocket(path: path, permissions: options.unixSocketPermissions)
+                    unix = (fd, path)
+                    fds.append(fd)
+                }
+                // (A later worker may have none: no TCP, only the Unix socket.)
+                guard !fds.isEmpty || index > 0 else {
+                    throw ServerOptions.UsageError(
+                        description: "none of the --bind addresses is on this host, and there is no --unixsocket")
+                }
+                workers.append(
+                    options.ioThreads == 0 ? Worker(onCoreOf: self) : try Worker(index: index, server: self))
+            } catch {
+                for fd in fds { Glibc.close(fd) }
+                throw error
             }
+            let (worker, listening, unixSocket) = (workers[index], fds, unix)
             if worker.servesOnCore && EventLoop.isMainThread && coreLoop === EventLoop.main {
-                try worker.listen(on: fd)  // kvd starts the main loop after this returns
+                try worker.listen(on: listening, unixPath: unixSocket)  // kvd starts the main loop after this returns
             } else {
-                try worker.loop.postAndWait { try worker.listen(on: fd) }
+                try worker.loop.postAndWait { try worker.listen(on: listening, unixPath: unixSocket) }
             }
         }
         port = chosenPort
@@ -123,25 +138,6 @@ public final class Server: @unchecked Sendable {
         settings.port.store(chosenPort, ordering: .relaxed)
         try hop.startActiveExpiry()
         try startSavePoints()
-    }
-
-    private static func listeningSocket(_ address: inout sockaddr_in, sharingPort: Bool = true) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw EventLoopError.system(call: "socket", errno: errno) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        if sharingPort { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, Glibc.listen(fd, 511) == 0 else {
-            let code = errno
-            close(fd)
-            throw EventLoopError.system(call: bound == 0 ? "listen" : "bind", errno: code)
-        }
-        return fd
     }
 
     // MARK: - Clients

@@ -1,6 +1,7 @@
-// Worker.swift: one I/O loop: its listening socket (SO_REUSEPORT, so the
-// kernel spreads connections over the workers) and its connections. With
-// `--io-threads 0` the one worker serves I/O on the core loop itself.
+// Worker.swift: one I/O loop: its listening sockets (one per bound address,
+// each with SO_REUSEPORT, so the kernel spreads connections over the
+// workers; the first worker's also the Unix socket) and its connections.
+// With `--io-threads 0` the one worker serves I/O on the core loop itself.
 import Glibc
 import MainLoop
 
@@ -12,8 +13,14 @@ final class Worker: @unchecked Sendable {
     /// no hop, or on an I/O loop of its own.
     let mode: ConnectionMode
     unowned let server: Server
-    private var listenFD: Int32 = -1
-    private var acceptWatch: Watch?
+    /// One socket it accepts on.
+    private struct Listener {
+        let fd: Int32
+        /// The Unix socket's path (nil: TCP).
+        let unixPath: String?
+        var watch: Watch?
+    }
+    private var listeners: [Listener] = []
     /// Its connections, by client id.
     private var connections: [Int: Connection] = [:]
     /// This turn's submissions, sent to the core together (see `submit`).
@@ -49,10 +56,11 @@ final class Worker: @unchecked Sendable {
         if reserveFD >= 0 { close(reserveFD) }
     }
 
-    /// Loop thread: starts accepting on a socket bound to the server's address.
-    func listen(on fd: Int32) throws {
-        listenFD = fd
-        acceptWatch = try loop.watch(fd: fd, for: .read) { [unowned self] _ in self.acceptAll() }
+    /// Loop thread: starts accepting on sockets bound to the server's
+    /// addresses (`unixPath`: the path of the one that is a Unix socket).
+    func listen(on fds: [Int32], unixPath: (fd: Int32, path: String)? = nil) throws {
+        listeners = fds.map { Listener(fd: $0, unixPath: $0 == unixPath?.fd ? unixPath?.path : nil) }
+        try watchListeners()
         if servesOnCore {
             // Posted, as this may run before the core loop does.
             try server.hop.dispatcher.post { [unowned self] in
@@ -68,21 +76,32 @@ final class Worker: @unchecked Sendable {
     /// Redis answers during a busy script (Connection.serveWhileScriptBusy).
     private func serveWhileScriptBusy() {
         let serving = Array(connections.values)
-        var watched = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)]
+        var watched = listeners.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
         watched += serving.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
         guard poll(&watched, nfds_t(watched.count), 0) > 0 else { return }
-        if listenFD >= 0 && watched[0].revents != 0 { acceptAll() }
-        for (connection, polled) in zip(serving, watched.dropFirst()) where polled.revents != 0 {
+        for index in listeners.indices where watched[index].revents != 0 { acceptAll(on: index) }
+        for (connection, polled) in zip(serving, watched.dropFirst(listeners.count)) where polled.revents != 0 {
             if !connection.isClosed { connection.serveWhileScriptBusy() }
         }
     }
 
-    private func acceptAll() {
+    /// Loop thread: watches every listening socket for clients.
+    private func watchListeners() throws {
+        for index in listeners.indices {
+            listeners[index].watch = try loop.watch(fd: listeners[index].fd, for: .read) { [unowned self] _ in
+                self.acceptAll(on: index)
+            }
+        }
+    }
+
+    private func acceptAll(on index: Int) {
+        guard index < listeners.count else { return }
+        let listener = listeners[index]
         for _ in 0..<64 {
-            var peer = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            var peer = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &peer) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listenFD, $0, &length) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener.fd, $0, &length) }
             }
             if fd < 0 {
                 // At the fd limit the listening socket stays readable and
@@ -90,7 +109,7 @@ final class Worker: @unchecked Sendable {
                 // here, a busy loop. Take the client with the reserve fd and
                 // refuse it instead. (EAGAIN: another worker won the race.)
                 guard errno == EMFILE || errno == ENFILE else { return }
-                if !refuseAtFdLimit() {
+                if !refuseAtFdLimit(listener.fd) {
                     pauseAccepting()
                     return
                 }
@@ -98,7 +117,8 @@ final class Worker: @unchecked Sendable {
             }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            if ProtectedMode.refuses(peer, settings: server.settings) {
+            // A Unix socket's clients are local, as Redis counts them.
+            if listener.unixPath == nil, ProtectedMode.refuses(peer, settings: server.settings) {
                 _ = ProtectedMode.denial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 close(fd)
                 continue
@@ -109,10 +129,13 @@ final class Worker: @unchecked Sendable {
                 close(fd)
                 continue
             }
-            var one: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            if listener.unixPath == nil {
+                var one: Int32 = 1
+                setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            }
             let connection = Connection(
-                fd: fd, id: server.nextClientID(), worker: self, limits: server.options.limits)
+                fd: fd, id: server.nextClientID(), worker: self, limits: server.options.limits,
+                unixPath: listener.unixPath)
             connections[connection.id] = connection
             do {
                 try connection.start()
@@ -127,7 +150,7 @@ final class Worker: @unchecked Sendable {
     /// then take the reserve back. Each pending client is answered promptly
     /// and the listening socket drains, so the loop sleeps again.
     /// Returns false when there is no reserve to use.
-    private func refuseAtFdLimit() -> Bool {
+    private func refuseAtFdLimit(_ listenFD: Int32) -> Bool {
         guard reserveFD >= 0 else { return false }
         close(reserveFD)
         reserveFD = -1
@@ -141,17 +164,22 @@ final class Worker: @unchecked Sendable {
         return true
     }
 
-    /// No reserve descriptor either: stop watching the listening socket for
-    /// 100 ms rather than spin on it.
+    /// No reserve descriptor either: stop watching the listening sockets
+    /// for 100 ms rather than spin on them.
     private func pauseAccepting() {
-        acceptWatch?.cancel()
-        acceptWatch = nil
+        guard listeners.contains(where: { $0.watch != nil }) else { return }
+        cancelListenerWatches()
         _ = try? loop.schedule(after: .milliseconds(100)) { [unowned self] in
-            guard !self.shuttingDown, self.listenFD >= 0, self.acceptWatch == nil else { return }
-            self.acceptWatch = try? self.loop.watch(fd: self.listenFD, for: .read) { [unowned self] _ in
-                self.acceptAll()
-            }
+            guard !self.shuttingDown else { return }
+            try? self.watchListeners()
             if self.reserveFD < 0 { self.reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        }
+    }
+
+    private func cancelListenerWatches() {
+        for index in listeners.indices {
+            listeners[index].watch?.cancel()
+            listeners[index].watch = nil
         }
     }
 
@@ -220,12 +248,13 @@ final class Worker: @unchecked Sendable {
     /// Loop thread: stop accepting, answer what every connection has read, close them.
     func beginShutdown() {
         shuttingDown = true
-        acceptWatch?.cancel()
-        acceptWatch = nil
-        if listenFD >= 0 {
-            close(listenFD)
-            listenFD = -1
+        cancelListenerWatches()
+        for listener in listeners {
+            close(listener.fd)
+            // As Redis: the socket's file goes with the server.
+            if let path = listener.unixPath { unlink(path) }
         }
+        listeners = []
         for connection in Array(connections.values) { connection.drain() }
         reportIfDone()
     }

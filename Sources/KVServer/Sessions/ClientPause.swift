@@ -1,10 +1,14 @@
 // ClientPause.swift: CLIENT PAUSE and UNPAUSE. While a pause lasts, a
 // client's command that it holds (every command, or with WRITE those Redis
-// flags write or may-replicate) is not run: the batch stops before it, and
+// flags write or may-replicate, a script that may write, and an EXEC whose
+// queue holds one of those) is not run: the batch stops before it, and
 // the connection waits as for a blocked command (`Dispatcher.isParked`);
 // when the pause ends (its deadline, one loop timer, or CLIENT UNPAUSE)
 // each held client is resumed, in the order it was held, and its batch
-// goes on from the held command. Core loop only, with the dispatcher.
+// goes on from the held command. A command refused anyway (unknown, wrong
+// arity) is answered at once. No key is deleted for its expiry while the
+// pause lasts (it reads as gone), as in Redis. Core loop only, with the
+// dispatcher.
 import MainLoop
 
 /// The pause in force, and the clients it holds.
@@ -48,6 +52,7 @@ extension Dispatcher {
             pause.writesOnly = writesOnly
             pause.until = end
         }
+        databases.pauseExpiry(until: pause.until)
         pause.timer?.cancel()
         if let owner {
             let delay = Duration.milliseconds(max(pause.until - now, 0))
@@ -61,6 +66,7 @@ extension Dispatcher {
         pause.timer?.cancel()
         let held = pause.held
         pause = ClientPause()
+        databases.pauseExpiry(until: 0)
         for id in held {
             sessions.all.first { $0.id == id }?.info.resume(Replies(sealed: [], last: [], byteCount: 0))
         }
@@ -76,13 +82,52 @@ extension Dispatcher {
             endPause()
             return false
         }
+        guard let command = Dispatcher.command(named: request.raw(0)), command.accepts(request.count) else {
+            return false
+        }
         if pause.writesOnly {
-            let name = String(decoding: lowercased(Array(request.raw(0))), as: UTF8.self)
-            guard let flags = CommandDocs.byName[name]?.flags,
-                flags.contains("write") || flags.contains("may_replicate")
-            else { return false }
+            if command.name == "exec" {
+                var writes = false
+                session.transaction?.queued.forEach { queued in
+                    writes = mayWrite(queued)
+                    return !writes
+                }
+                guard writes else { return false }
+            } else {
+                guard mayWrite(request) else { return false }
+            }
         }
         pause.held.append(session.id)
         return true
+    }
+
+    /// Redis's `is_may_replicate_command`: a command it flags write or
+    /// may-replicate; for EVAL and EVALSHA the script's own flags when it
+    /// declares them (a `#!lua` line), as Redis reads them.
+    private func mayWrite(_ request: Request) -> Bool {
+        guard let command = Dispatcher.command(named: request.raw(0)), command.accepts(request.count) else {
+            return false
+        }
+        switch command.name {
+        case "eval":
+            return !declaresNoWrites(Array(request.raw(1)))
+        case "evalsha":
+            let sha = String(decoding: lowercased(Array(request.raw(1))), as: UTF8.self)
+            guard let script = scripts.cache[sha], script.hasShebang else { return true }
+            return !script.noWrites
+        default:
+            return mayReplicateCommands.contains(command.name)
+                || CommandDocs.byName[command.name]?.flags.contains("write") == true
+        }
+    }
+}
+
+/// True when a script body's `#!lua` line declares `no-writes`.
+private func declaresNoWrites(_ body: [UInt8]) -> Bool {
+    guard body.starts(with: Array("#!".utf8)) else { return false }
+    let line = body.prefix { $0 != 10 }
+    return line.split(separator: 32).contains { option in
+        option.starts(with: Array("flags=".utf8))
+            && option.dropFirst(6).split(separator: UInt8(ascii: ",")).contains { Array($0) == Array("no-writes".utf8) }
     }
 }

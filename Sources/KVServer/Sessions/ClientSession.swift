@@ -16,6 +16,8 @@ public struct ClientInfo: Sendable {
     public let localAddress: String
     /// The socket.
     public let fd: Int32
+    /// It came through the Unix socket (CLIENT LIST's `U` flag).
+    public let viaUnixSocket: Bool
     /// Closes the connection, on its worker, once what is queued for it is
     /// written (CLIENT KILL).
     public let kill: @Sendable () -> Void
@@ -28,21 +30,26 @@ public struct ClientInfo: Sendable {
     /// Set by the core while it has subscriptions: its loop then holds it
     /// to the pub/sub output limit.
     public let subscriberMark: SubscriberMark
+    /// Its I/O figures, published by its loop (CLIENT LIST).
+    public let figures: ConnectionFigures
 
     /// A connection's facts.
     public init(
-        id: Int, address: String, localAddress: String, fd: Int32, kill: @escaping @Sendable () -> Void,
+        id: Int, address: String, localAddress: String, fd: Int32, viaUnixSocket: Bool = false,
+        kill: @escaping @Sendable () -> Void,
         resume: @escaping @Sendable (Replies) -> Void = { _ in }, outlet: PushOutlet? = nil,
-        subscriberMark: SubscriberMark = SubscriberMark()
+        subscriberMark: SubscriberMark = SubscriberMark(), figures: ConnectionFigures = ConnectionFigures()
     ) {
         self.id = id
         self.address = address
         self.localAddress = localAddress
         self.fd = fd
+        self.viaUnixSocket = viaUnixSocket
         self.kill = kill
         self.resume = resume
         self.outlet = outlet
         self.subscriberMark = subscriberMark
+        self.figures = figures
     }
 }
 
@@ -84,14 +91,14 @@ final class ClientSession {
     /// The last command's `Command.id` (nil: none yet).
     @exclusivity(unchecked) var lastCommand: Int?
     /// Pub/sub: the channels, patterns and shard channels it listens to.
-    var channels = SubscriptionSet()
-    var patterns = SubscriptionSet()
-    var shardChannels = SubscriptionSet()
+    @exclusivity(unchecked) var channels = SubscriptionSet()
+    @exclusivity(unchecked) var patterns = SubscriptionSet()
+    @exclusivity(unchecked) var shardChannels = SubscriptionSet()
     /// Where its pushes of the job under way are in the `PushOutbox`
     /// (valid in that generation only).
     var pushSlot = (generation: -1, loop: 0, index: 0)
     /// MONITOR was sent: every command run is pushed to it.
-    var monitoring = false
+    @exclusivity(unchecked) var monitoring = false
     /// CLIENT REPLY: whether its replies are sent.
     @exclusivity(unchecked) var replyMode = ReplyMode.on
 
@@ -108,7 +115,7 @@ final class ClientSession {
     /// left it listening to something.
     var isSubscribed: Bool { channels.count + patterns.count + shardChannels.count > 0 }
     /// Its subcommand, lower-cased, when it is a container (`list` of CLIENT LIST).
-    var lastSubcommand: [UInt8]?
+    @exclusivity(unchecked) var lastSubcommand: [UInt8]?
 
     init(info: ClientInfo, authenticated: Bool) {
         self.info = info
@@ -124,24 +131,39 @@ final class ClientSession {
         return lastSubcommand.map { name + "|" + String(decoding: $0, as: UTF8.self) } ?? name
     }
 
-    /// CLIENT LIST's line for this client (the fields kvd knows; Redis's
-    /// memory figures are left out rather than made up); `blocked`: parked
-    /// by a blocking command. Flags in Redis's order: `O` monitor, `P`
-    /// subscriber, `x` MULTI, `b` blocked, `e` no-evict; `N` for none.
-    func listLine(now: Int64, blocked: Bool) -> String {
+    /// CLIENT LIST's line for this client, with Redis 7.0's fields in its
+    /// order (and 7.2's `lib-name`/`lib-ver` after them); `blocked`: parked
+    /// by a blocking command; `queryBytes` and `argumentBytes`: the request
+    /// running, if it is this client's (see Dispatcher). Flags in Redis's
+    /// order: `O` monitor, `P` subscriber, `x` MULTI, `b` blocked, `U` Unix
+    /// socket, `e` no-evict; `N` for none. The memory figures are kvd's:
+    /// `qbuf` the requests of this read still to run plus the input its
+    /// loop holds unparsed, `qbuf-free` 0 (no buffer is reserved for it on
+    /// the core), `rbs`/`rbp`/`obl` 0 (kvd has no fixed reply buffer per
+    /// client: unsent replies are all in `oll` blocks of `omem` bytes, as
+    /// its loop reports them), `tot-mem` the sum of those.
+    func listLine(now: Int64, blocked: Bool, queryBytes: Int = 0, argumentBytes: Int = 0) -> String {
         var flags = monitoring ? "O" : ""
         if isSubscribed { flags += "P" }
         if transaction != nil { flags += "x" }
         if blocked { flags += "b" }
+        if info.viaUnixSocket { flags += "U" }
         if noEvict { flags += "e" }
         if flags.isEmpty { flags = "N" }
         let name = String(decoding: self.name, as: UTF8.self)
         let library = String(decoding: libraryName, as: UTF8.self)
         let version = String(decoding: libraryVersion, as: UTF8.self)
+        let figures = info.figures
+        let query = queryBytes + figures.unreadBytes
+        let multiMemory = transaction?.queued.argumentMemory ?? 0
+        let unsent = figures.unsentBytes
         return "id=\(id) addr=\(info.address) laddr=\(info.localAddress) fd=\(info.fd) name=\(name)"
             + " age=\((now - connectedAt) / 1000) idle=\((now - lastCommandAt) / 1000) flags=\(flags)"
-            + " db=\(database) sub=\(channels.count) psub=\(patterns.count) ssub=\(shardChannels.count) multi=\(transaction.map { $0.queued.count } ?? -1)"
-            + " watch=\(watched.count) cmd=\(lastCommandName) user=default redir=-1 resp=\(resp3 ? 3 : 2)"
+            + " db=\(database) sub=\(channels.count) psub=\(patterns.count) ssub=\(shardChannels.count)"
+            + " multi=\(transaction.map { $0.queued.count } ?? -1) qbuf=\(query) qbuf-free=0"
+            + " argv-mem=\(argumentBytes) multi-mem=\(multiMemory) rbs=0 rbp=0 obl=0 oll=\(figures.unsentChunks)"
+            + " omem=\(unsent) tot-mem=\(query + argumentBytes + multiMemory + unsent) events=\(figures.events)"
+            + " cmd=\(lastCommandName) user=default redir=-1 resp=\(resp3 ? 3 : 2)"
             + " lib-name=\(library) lib-ver=\(version)"
     }
 }

@@ -14,6 +14,10 @@ final class Databases: RandomAccessCollection {
     let limits = EncodingLimits()
     /// Whether a snapshot is being written, shared by every database.
     let fence = SnapshotFence()
+    /// The append-only file's feed, shared by every database.
+    let feed = EffectFeed()
+    /// The function libraries (FUNCTION LOAD): saved with the keys, kept by FLUSHALL.
+    let functions = FunctionLibraries()
     /// The databases, by index.
     private let keyspaces: [Keyspace]
     /// When active expiry runs next, and whether it runs at all.
@@ -23,8 +27,8 @@ final class Databases: RandomAccessCollection {
 
     /// Empty databases.
     init() {
-        keyspaces = (0..<Databases.selectable).map { [clock, limits, fence] _ in
-            Keyspace(clock: clock, limits: limits, fence: fence)
+        keyspaces = (0..<Databases.selectable).map { [clock, limits, fence, feed] index in
+            Keyspace(clock: clock, limits: limits, fence: fence, feed: feed, index: index)
         }
     }
 
@@ -46,6 +50,12 @@ final class Databases: RandomAccessCollection {
     /// expiry share the 2 ms budget equally, the first of them taking turns.
     /// True when some database stopped on its budget with expired keys
     /// still turning up.
+    /// CLIENT PAUSE: no key is deleted for its expiry until `until` (Unix
+    /// ms; 0 ends it), lazily or actively.
+    func pauseExpiry(until: Int64) {
+        for database in keyspaces { database.expiryPausedUntil = until }
+    }
+
     func expireCycle() -> Bool {
         for database in keyspaces { database.shrinkIfSparse() }
         let volatile = keyspaces.indices.filter { keyspaces[$0].expiresCount > 0 }

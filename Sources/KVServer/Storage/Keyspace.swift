@@ -110,6 +110,9 @@ public final class Keyspace {
     private var randomState: UInt64 = 0x9E37_79B9_7F4A_7C15
     /// How many keys expired (lazily or actively).
     @exclusivity(unchecked) public internal(set) var expiredKeys = 0
+    /// Until when (Unix ms) expired keys are kept, not deleted: CLIENT
+    /// PAUSE's end (0: no pause).
+    var expiryPausedUntil: Int64 = 0
     /// No key ever stored was longer: a longer key is absent without being
     /// hashed (EXISTS of a 300 MB key costs nothing). It never shrinks.
     @exclusivity(unchecked) private var longestKey = 0
@@ -123,15 +126,32 @@ public final class Keyspace {
     /// Whether a snapshot is being written (shared by a dispatcher's
     /// databases): `lookup` then copies a collection before handing it out.
     let fence: SnapshotFence
+    /// The append-only file's feed (shared by a dispatcher's databases):
+    /// a key that expires is logged as a DEL there.
+    let feed: EffectFeed
+    /// This database's number (SELECT's), which the feed's effects name.
+    let index: Int
 
     /// An empty keyspace.
-    public convenience init() { self.init(clock: CommandClock(), limits: EncodingLimits(), fence: SnapshotFence()) }
+    public convenience init() {
+        self.init(clock: CommandClock(), limits: EncodingLimits(), fence: SnapshotFence(), feed: EffectFeed(), index: 0)
+    }
 
     /// An empty keyspace whose commands run at `clock`'s time.
-    init(clock: CommandClock, limits: EncodingLimits, fence: SnapshotFence) {
+    init(clock: CommandClock, limits: EncodingLimits, fence: SnapshotFence, feed: EffectFeed, index: Int) {
         self.clock = clock
         self.limits = limits
         self.fence = fence
+        self.feed = feed
+        self.index = index
+    }
+
+    /// A handler whose effect is not its request logs `arguments` instead
+    /// (SPOP's SREM, a blocking pop's plain pop): see EffectFeed.
+    func propagate(_ arguments: [[UInt8]]) {
+        guard feed.isOn else { return }
+        feed.add(index, arguments)
+        feed.handled = true
     }
 
     /// The key table as it is now, for a snapshot: copy-on-write, so this
@@ -253,6 +273,10 @@ public final class Keyspace {
     private func liveIndex(_ key: UnsafeRawBufferPointer, now: Int64) -> KeyTable.Index? {
         guard let index = find(key) else { return nil }
         if let deadline = entries[at: index].expiresAt, deadline <= now {
+            // During CLIENT PAUSE the data set stays as it is: the key reads
+            // as gone and is deleted once the pause ends, as in Redis.
+            if now < expiryPausedUntil { return nil }
+            if feed.isOn { feed.expired(self.index, key) }
             delete(at: index)
             expiredKeys += 1
             return nil
@@ -631,11 +655,13 @@ public final class Keyspace {
     public func expireCycle(budget: UInt64 = 2_000_000) -> Bool {
         let start = monotonicNanoseconds()
         let now = unixMilliseconds()
+        guard now >= expiryPausedUntil else { return false }
         var removed = 0
         while let (deadline, handle) = expiry.first, deadline <= now {
             guard let index = entries.index(forKey: .stored(expiry.key(handle))) else {
                 preconditionFailure("Keyspace: the expiry queue holds a key the table does not")
             }
+            if feed.isOn { expiry.key(handle).withUnsafeBytes { feed.expired(self.index, $0) } }
             delete(at: index)
             expiredKeys += 1
             removed += 1

@@ -35,7 +35,7 @@ enum DelayedPerformRequests {
     ) throws -> Scheduled {
         let request = lock.withLock { () -> Request in
             nextID += 1
-            let request = Request(id: nextID, selector: invocation.call.selector)
+            let request = Request(id: nextID, selector: invocation.selector)
             requests[key, default: []].append(request)
             return request
         }

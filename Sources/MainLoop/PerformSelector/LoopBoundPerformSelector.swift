@@ -16,6 +16,9 @@ final class BoundInvocation<Value: Invocable>: LoopInvocation {
         self.owner = owner
     }
 
+    var selector: Selector { call.selector }
+    var isolation: MethodIsolation { call.isolation }
+    var name: UnsafePointer<CChar> { call.label }
     var targetType: Any.Type { Value.self }
     func run() { runAsRecord() }
     /// Nobody waits: there is nobody to tell.

@@ -211,9 +211,17 @@ enum InvocationDelivery {
 /// target), or a `LoopBound` value's call, whose target is read on the
 /// loop's thread only. Each is its own mailbox record, so posting one
 /// allocates nothing beyond it.
+// Each field is its own requirement, not a copy of the whole checked call
+// (whose copy retains and releases its selector, arguments and entry): a
+// post reads them on its hot path.
 protocol LoopInvocation: MailboxRecord {
-    /// The checked selector and arguments.
-    var call: MethodCall { get }
+    /// The checked selector.
+    var selector: Selector { get }
+    /// Where the method may run.
+    var isolation: MethodIsolation { get }
+    /// Its one name, `Type.selector` (interned when the method was
+    /// registered): its post site, and the label of an error it throws.
+    var name: UnsafePointer<CChar> { get }
     /// The target's type, for messages.
     var targetType: Any.Type { get }
     /// Loop thread: performs the call.
@@ -221,10 +229,6 @@ protocol LoopInvocation: MailboxRecord {
 }
 
 extension LoopInvocation {
-    /// Its one name, `Type.selector` (interned when the method was
-    /// registered): its post site, and the label of an error it throws.
-    var name: UnsafePointer<CChar> { call.label }
-
     /// Loop thread, as a mailbox record (a record only runs on its own
     /// loop, inside `run()`); nobody waits, so an error goes to the loop's
     /// handler.
@@ -237,7 +241,7 @@ extension LoopInvocation {
 }
 
 extension Invocation: LoopInvocation {
-    var call: MethodCall { methodCall }
+    var name: UnsafePointer<CChar> { label }
     var targetType: Any.Type { type(of: target) }
     @usableFromInline func run() { runAsRecord() }
     /// Nobody waits: there is nobody to tell.
@@ -272,9 +276,9 @@ extension EventLoop {
     /// Refuses a MainActor-isolated method anywhere but on the main loop:
     /// Swift's own isolation check would trap inside the method.
     private func checkIsolation(of invocation: some LoopInvocation) throws(InvocationError) {
-        if invocation.call.isolation == .mainActor && self !== EventLoop.main {
+        if invocation.isolation == .mainActor && self !== EventLoop.main {
             throw .mainActorIsolated(
-                invocation.call.selector, targetType: String(describing: invocation.targetType), loop: name)
+                invocation.selector, targetType: String(describing: invocation.targetType), loop: name)
         }
     }
 

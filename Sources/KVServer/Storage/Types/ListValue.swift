@@ -70,13 +70,6 @@ final class ListValue {
 
     var isEmpty: Bool { count == 0 }
 
-    /// Bytes held: the nodes' buffers and the ring (MEMORY USAGE).
-    var allocatedBytes: Int {
-        var total = ringCapacity * MemoryLayout<ListNode>.stride
-        for index in 0..<nodeCount { total += node(index).pointee.capacity }
-        return total
-    }
-
     // MARK: Both ends
 
     func pushFront(_ element: UnsafeRawBufferPointer) {

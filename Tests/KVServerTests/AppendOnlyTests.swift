@@ -1,0 +1,134 @@
+// AppendOnlyTests.swift: what the append-only file is fed, command by
+// command (the effect form Redis 7.0 propagates: absolute deadlines, the
+// members SPOP removed, MULTI/EXEC around transactions and scripts,
+// SELECT when the database changes), the manifest's format, and a log
+// replayed into another dispatcher. tools/aof-interop.py (make test-kvd)
+// moves appendonlydirs between kvd and a real redis-server, and
+// tools/aof-kill.py kills kvd under load.
+import Glibc
+import Testing
+
+@testable import KVServer
+
+@Suite struct AppendOnlyTests {
+    private func logging() -> Dispatcher {
+        let dispatcher = connected()
+        dispatcher.databases.feed.isOn = true
+        return dispatcher
+    }
+
+    /// The commands logged since the last call, as words.
+    private func logged(_ dispatcher: Dispatcher) -> [[String]] {
+        var bytes: [UInt8] = []
+        dispatcher.databases.feed.commit()
+        dispatcher.databases.feed.take(into: &bytes)
+        var reader = RESPCommandReader(bytes: bytes)
+        var commands: [[String]] = []
+        var batch = RequestBatch()
+        while (try? reader.next(into: &batch)) == true {}
+        batch.forEach { request in
+            commands.append(request.indices.map { String(decoding: request.raw($0), as: UTF8.self) })
+            return true
+        }
+        return commands
+    }
+
+    private func deadline(_ dispatcher: Dispatcher, _ key: String) -> String {
+        String(dispatcher.databases[0].lookup(Array(key.utf8), now: .min)?.expiresAt ?? -1)
+    }
+
+    @Test func relativeExpiriesAreLoggedAsTheAbsoluteDeadlinesTheySet() {
+        let dispatcher = logging()
+        run(dispatcher, "SET", "a", "1", "EX", "100")
+        run(dispatcher, "SETEX", "b", "50", "2")
+        run(dispatcher, "SET", "c", "3")
+        run(dispatcher, "EXPIRE", "c", "70")
+        run(dispatcher, "GETEX", "c", "PERSIST")
+        run(dispatcher, "SET", "d", "4")
+        run(dispatcher, "EXPIRE", "d", "-1")
+        #expect(
+            logged(dispatcher) == [
+                ["SELECT", "0"], ["SET", "a", "1", "PXAT", deadline(dispatcher, "a")],
+                ["SET", "b", "2", "PXAT", deadline(dispatcher, "b")], ["SET", "c", "3"],
+                ["PEXPIREAT", "c", String(Int(deadline(dispatcher, "b"))! + 20_000)], ["PERSIST", "c"],
+                ["SET", "d", "4"], ["DEL", "d"],
+            ])
+    }
+
+    @Test func randomFloatingAndBlockingWritesAreLoggedAsTheirEffects() {
+        let dispatcher = logging()
+        run(dispatcher, "SADD", "s", "only")
+        run(dispatcher, "SPOP", "s")
+        run(dispatcher, "SET", "f", "1.5")
+        run(dispatcher, "INCRBYFLOAT", "f", "0.25")
+        run(dispatcher, "RPUSH", "l", "x", "y")
+        run(dispatcher, "BLPOP", "none", "l", "1")
+        run(dispatcher, "GET", "f")
+        #expect(
+            logged(dispatcher) == [
+                ["SELECT", "0"], ["SADD", "s", "only"], ["SREM", "s", "only"], ["SET", "f", "1.5"],
+                ["SET", "f", "1.75", "KEEPTTL"], ["RPUSH", "l", "x", "y"], ["LPOP", "l"],
+            ])
+    }
+
+    @Test func transactionsAndScriptsAreLoggedAsOneUnitInTheirDatabase() {
+        let dispatcher = logging()
+        run(dispatcher, "SELECT", "2")
+        run(dispatcher, "MULTI")
+        run(dispatcher, "SET", "a", "1")
+        run(dispatcher, "INCR", "n")
+        run(dispatcher, "EXEC")
+        run(dispatcher, "EVAL", "redis.call('set', 'b', '2'); redis.call('del', 'a'); return 1", "0")
+        run(dispatcher, "EVAL", "return redis.call('get', 'b')", "0")
+        #expect(
+            logged(dispatcher) == [
+                ["MULTI"], ["SELECT", "2"], ["SET", "a", "1"], ["INCR", "n"], ["EXEC"],
+                ["MULTI"], ["set", "b", "2"], ["del", "a"], ["EXEC"],
+            ])
+    }
+
+    @Test func theManifestReadsBackWhatItWritesAndRefusesWhatRedisRefuses() throws {
+        var manifest = AppendOnlyManifest()
+        manifest.base = .init(name: "appendonly.aof.3.base.rdb", sequence: 3)
+        manifest.increments = [.init(name: "appendonly.aof.4.incr.aof", sequence: 4)]
+        #expect(
+            manifest.text
+                == "file appendonly.aof.3.base.rdb seq 3 type b\nfile appendonly.aof.4.incr.aof seq 4 type i\n")
+        #expect(try AppendOnlyManifest(parsing: manifest.text) == manifest)
+        #expect(throws: PersistenceError.self) { try AppendOnlyManifest(parsing: "") }
+        #expect(throws: PersistenceError.self) { try AppendOnlyManifest(parsing: "file x seq 1 type z\n") }
+        #expect(throws: PersistenceError.self) {
+            try AppendOnlyManifest(parsing: "file a seq 2 type i\nfile b seq 1 type i\n")
+        }
+    }
+
+    @Test func aReplayedLogRebuildsTheData() throws {
+        let source = logging()
+        run(source, "RPUSH", "list", "a", "b", "c")
+        run(source, "HSET", "hash", "f", "v")
+        run(source, "SET", "gone", "x")
+        run(source, "DEL", "gone")
+        run(source, "SELECT", "4")
+        run(source, "SET", "str", "four", "PX", "100000")
+        var log: [UInt8] = []
+        source.databases.feed.commit()
+        source.databases.feed.take(into: &log)
+
+        var template = Array("/tmp/kvd-aof-test-XXXXXX".utf8CString)
+        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        defer { _ = system("rm -rf '\(directory)'") }
+        let target = connected()
+        target.appendOnly.directory = directory
+        #expect(mkdir(target.appendOnly.folder, 0o755) == 0)
+        let fd = open(target.appendOnly.path("appendonly.aof.1.incr.aof"), O_WRONLY | O_CREAT, 0o644)
+        #expect(log.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == log.count)
+        close(fd)
+        target.appendOnly.manifest.increments = [.init(name: "appendonly.aof.1.incr.aof", sequence: 1)]
+        #expect(try target.loadAppendOnlyFiles() == 3)
+        #expect(run(target, "LRANGE", "list", "0", "-1") == "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n")
+        #expect(run(target, "EXISTS", "gone") == ":0\r\n")
+        run(target, "SELECT", "4")
+        #expect(run(target, "GET", "str") == "$4\r\nfour\r\n")
+        #expect(target.databases[4].lookup(Array("str".utf8), now: .min)?.expiresAt != nil)
+    }
+}

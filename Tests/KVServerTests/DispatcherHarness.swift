@@ -1,0 +1,21 @@
+// DispatcherHarness.swift: a dispatcher with client 1 connected, and one
+// command run through it as that client, for the suites that drive the
+// dispatcher without a server (persistence, the append-only file).
+@testable import KVServer
+
+/// A dispatcher over empty databases, with client 1 connected.
+func connected() -> Dispatcher {
+    let dispatcher = Dispatcher()
+    dispatcher.clientConnected(ClientInfo(id: 1, address: "", localAddress: "", fd: -1, kill: {}))
+    return dispatcher
+}
+
+/// Runs one command as client 1; its reply in RESP.
+@discardableResult
+func run(_ dispatcher: Dispatcher, _ arguments: String...) -> String {
+    var batch = RequestBatch()
+    for argument in arguments { batch.appendArgument(Array(argument.utf8)) }
+    batch.endRequest()
+    let (replies, _) = dispatcher.execute(batch, client: 1)
+    return String(decoding: replies.chunks.flatMap { $0 }, as: UTF8.self)
+}
