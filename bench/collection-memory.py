@@ -18,11 +18,13 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 KVD = sys.argv[1]
 PORT = int(os.environ.get("MEMORY_PORT", "6395"))
 ELEMENTS = int(os.environ.get("MEMORY_ELEMENTS", "1000000"))
+WORKDIR = tempfile.mkdtemp(prefix="collection-memory-")
 SHAPES = [(1, ELEMENTS), (ELEMENTS // 100, 100), (ELEMENTS // 10, 10)]
 TYPES = [("hash", "HSET"), ("list", "RPUSH"), ("set", "SADD"), ("zset", "ZADD")]
 
@@ -42,10 +44,12 @@ def rss(pid):
 
 def start(server):
     if server == "kvd":
-        cmd = [KVD, "--port", str(PORT), "--io-threads", "0"]
+        cmd = [KVD, "--port", str(PORT), "--io-threads", "0", "--save", ""]
     else:
         cmd = ["redis-server", "--port", str(PORT), "--save", "", "--appendonly", "no"]
-    process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # In a directory of its own: a dump.rdb left in the working directory
+    # (kvd's snapshot at exit) would be loaded by the next server.
+    process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=WORKDIR)
     for _ in range(200):
         try:
             return process, socket.create_connection(("127.0.0.1", PORT), timeout=60)

@@ -45,12 +45,69 @@ import Testing
         list.insert(Array("x".utf8), at: 1)
         list.remove(at: 0)
         #expect(strings(list) == ["x", "b", "a", "c", "a"])
-        #expect(list.removeAll(limit: 1, fromBack: true) { $0 == Array("a".utf8) } == 1)
+        #expect(list.removeAll(limit: 1, fromBack: true) { $0.elementsEqual("a".utf8) } == 1)
         #expect(strings(list) == ["x", "b", "a", "c"])
         list.keep(1..<3)
         #expect(strings(list) == ["b", "a"])
         #expect(list.removeAll(limit: 0, fromBack: false) { _ in true } == 2)
         #expect(list.isEmpty)
+    }
+
+    /// Elements of a few bytes up to past a node's limit, so that the
+    /// changes in the middle split nodes, fill them and empty them.
+    @Test func listNodesMatchAnArrayThroughChangesInTheMiddle() {
+        let list = ListValue()
+        var model: [[UInt8]] = []
+        var generator = SystemRandomNumberGenerator()
+        var mismatches = 0
+        func element(_ step: Int) -> [UInt8] {
+            let size = [1, 9, 200, 3_000, ListValue.nodeLimit + 5][Int.random(in: 0..<5, using: &generator)]
+            return Array(repeating: UInt8(truncatingIfNeeded: step), count: size)
+        }
+        for step in 0..<2_000 {
+            let index = model.isEmpty ? 0 : Int.random(in: 0..<model.count, using: &generator)
+            switch Int.random(in: 0..<8, using: &generator) {
+            case 0, 1:
+                let inserted = element(step)
+                let at = Int.random(in: 0...model.count, using: &generator)
+                list.insert(inserted, at: at)
+                model.insert(inserted, at: at)
+            case 2 where !model.isEmpty:
+                list.remove(at: index)
+                model.remove(at: index)
+            case 3 where !model.isEmpty:
+                let replacement = element(step)
+                list[index] = replacement
+                model[index] = replacement
+            case 4:
+                list.pushBack(element(step))
+                model.append(list[list.count - 1])
+            case 5 where model.count > 20:
+                list.keep(2..<(model.count - 3))
+                model = Array(model[2..<(model.count - 3)])
+            case 6 where !model.isEmpty:
+                let victim = model[index]
+                let removed = list.removeAll(limit: 2, fromBack: step % 2 == 0) { $0.elementsEqual(victim) }
+                var matches = model.indices.filter { model[$0] == victim }
+                if step % 2 == 0 { matches.reverse() }
+                for gone in matches.prefix(2).sorted(by: >) { model.remove(at: gone) }
+                if removed != min(2, matches.count) { mismatches += 1 }
+            default:
+                var seen: [[UInt8]] = []
+                list.scan(from: model.count - 1, backward: true) { _, bytes in
+                    seen.append(Array(bytes))
+                    return true
+                }
+                if seen != model.reversed() { mismatches += 1 }
+            }
+            if list.count != model.count || !list.invariantsHold {
+                Issue.record("step \(step): \(list.count) elements for \(model.count)")
+                return
+            }
+        }
+        #expect(mismatches == 0)
+        #expect((0..<list.count).map { list[$0] } == model)
+        #expect(list.copy().popFront() == model.first)
     }
 
     @Test func aDrainedListGivesItsRingBack() {
@@ -105,6 +162,35 @@ import Testing
         #expect(table.members.map { String(decoding: $0, as: UTF8.self) } == ["a", "d", "c"])
         #expect(table.position(of: Array("d".utf8)) == 1)
         #expect(table.position(of: Array("b".utf8)) == nil)
+    }
+
+    /// The hash index finds every member at its position through growth,
+    /// removals that shift the slots after them back, and both orders.
+    @Test func theIndexFindsEveryMemberThroughAppendsRemovalsAndInsertions() {
+        var table = MemberTable()
+        var generator = SystemRandomNumberGenerator()
+        var mismatches = 0
+        for step in 0..<6_000 {
+            if step == 600 { table.keepsOrder = false }
+            let member = Array("m\(Int.random(in: 0..<1_500, using: &generator))".utf8)
+            if let (position, slot) = table.locate(member) {
+                if table.members[position] != member || table.position(of: member) != position { mismatches += 1 }
+                table.remove(at: position, slot: step % 2 == 0 ? slot : nil)
+            } else if table.keepsOrder && table.count > 0 {
+                table.insert(member, at: Int.random(in: 0...table.count, using: &generator))
+            } else {
+                table.append(member)
+            }
+            if step % 500 == 0 {
+                for position in 0..<table.count where table.position(of: table.members[position]) != position {
+                    mismatches += 1
+                }
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(Set(table.members).count == table.count)
+        #expect((0..<table.count).allSatisfy { table.position(of: table.members[$0]) == $0 })
+        #expect((1_500..<1_600).allSatisfy { table.position(of: Array("m\($0)".utf8)) == nil })
     }
 
     @Test func skipListRanksAndOrderMatchASortedArray() {

@@ -158,7 +158,7 @@ extension Dispatcher {
             served = false
             for database in databases.indices where !databases[database].readyKeys.isEmpty {
                 for key in databases[database].takeReadyKeys() {
-                    for client in blocked.clients(waitingOn: key, in: database) {
+                    for client in databases[database].clients(waitingOn: key) {
                         // Served while the key holds what the client waits for
                         // (a client waiting for another type keeps waiting).
                         let held = databases[database].lookup(key, now: databases.clock.now)?.collection

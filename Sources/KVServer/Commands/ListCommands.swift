@@ -71,7 +71,7 @@ private func push(_ ks: Keyspace, _ r: Request, _ end: ListEnd, onlyIfExists: Bo
         list = found
     }
     for index in 2..<r.count {
-        if end == .head { list.pushFront(r[index]) } else { list.pushBack(r[index]) }
+        if end == .head { list.pushFront(r.raw(index)) } else { list.pushBack(r.raw(index)) }
     }
     ks.changed(r.raw(1))
     out.integer(list.count)
@@ -109,11 +109,17 @@ func popFor(
     if let count {
         let taken = min(count, list.count)
         out.arrayHeader(taken)
-        for _ in 0..<taken { out.bulk((end == .head ? list.popFront() : list.popBack())!) }
+        for _ in 0..<taken { pop(list, end, &out) }
     } else {
-        out.bulk((end == .head ? list.popFront() : list.popBack())!)
+        pop(list, end, &out)
     }
     ks.changedCollection(key, count: list.count)
+}
+
+/// Pops one element from `end` of `list` (not empty) into a bulk reply,
+/// straight from the list's node (no copy of its own).
+private func pop(_ list: ListValue, _ end: ListEnd, _ out: inout ReplyWriter) {
+    if end == .head { list.popFront { out.bulk($0) } } else { list.popBack { out.bulk($0) } }
 }
 
 /// LMOVE and RPOPLPUSH (and BLMOVE with the source present): pops from
@@ -193,9 +199,10 @@ private func lrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         return out.arrayHeader(0)
     }
     out.arrayHeader(range.count)
-    for index in range {
-        if out.passedLimit(at: index - range.lowerBound) { return }
-        out.bulk(list[index])
+    list.scan(from: range.lowerBound) { index, element in
+        guard index <= range.upperBound, !out.passedLimit(at: index - range.lowerBound) else { return false }
+        out.bulk(element)
+        return true
     }
 }
 
@@ -205,7 +212,7 @@ private func lindex(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard var index = parseInteger(r.raw(2)) else { return out.error(notAnInteger) }
     if index < 0 { index += list.count }
     guard index >= 0 && index < list.count else { return out.null() }
-    out.bulk(list[index])
+    list.withElement(at: index) { out.bulk($0) }
 }
 
 private func lset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -214,7 +221,7 @@ private func lset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard var index = parseInteger(r.raw(2)) else { return out.error(notAnInteger) }
     if index < 0 { index += list.count }
     guard index >= 0 && index < list.count else { return out.error("ERR index out of range") }
-    list[index] = r[3]
+    list.replace(at: index, with: r.raw(3))
     ks.changed(r.raw(1))
     out.ok()
 }
@@ -231,10 +238,13 @@ private func linsert(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let found = ks.lookupList(r.raw(1), &out) else { return }
     guard let list = found else { return out.integer(0) }
     let pivot = r.raw(3)
-    guard let index = (0..<list.count).first(where: { list[$0].withUnsafeBytes { $0.elementsEqual(pivot) } }) else {
-        return out.integer(-1)
+    var pivotIndex: Int?
+    list.scan(from: 0) { index, element in
+        if element.elementsEqual(pivot) { pivotIndex = index }
+        return pivotIndex == nil
     }
-    list.insert(r[4], at: after ? index + 1 : index)
+    guard let index = pivotIndex else { return out.integer(-1) }
+    list.insert(r.raw(4), at: after ? index + 1 : index)
     ks.changed(r.raw(1))
     out.integer(list.count)
 }
@@ -246,7 +256,7 @@ private func lrem(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let element = r.raw(3)
     // Int.min's magnitude does not fit an Int: it is as good as no limit.
     let removed = list.removeAll(limit: Int(clamping: count.magnitude), fromBack: count < 0) {
-        $0.withUnsafeBytes { $0.elementsEqual(element) }
+        $0.elementsEqual(element)
     }
     if removed > 0 { ks.changedCollection(r.raw(1), count: list.count) }
     out.integer(removed)
@@ -304,18 +314,18 @@ private func lpos(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     var skip = Int(rank.magnitude) - 1
     var matches: [Int] = []
     var compared = 0
-    var position = fromTail ? list.count - 1 : 0
-    while position >= 0 && position < list.count && (maxLength == 0 || compared < maxLength) {
+    list.scan(from: fromTail ? list.count - 1 : 0, backward: fromTail) { position, candidate in
+        guard maxLength == 0 || compared < maxLength else { return false }
         compared += 1
-        if list[position].withUnsafeBytes({ $0.elementsEqual(element) }) {
+        if candidate.elementsEqual(element) {
             if skip > 0 {
                 skip -= 1
             } else {
                 matches.append(position)
-                if count == nil || (count! > 0 && matches.count >= count!) { break }
+                if count == nil || (count! > 0 && matches.count >= count!) { return false }
             }
         }
-        position += fromTail ? -1 : 1
+        return true
     }
     guard count != nil else { return matches.first.map { out.integer($0) } ?? out.null() }
     out.arrayHeader(matches.count)

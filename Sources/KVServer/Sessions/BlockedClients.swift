@@ -15,7 +15,7 @@
 // Core loop only, with the dispatcher that owns it.
 import MainLoop
 
-/// The parked clients, by id and by the keys they wait on.
+/// The parked clients, by id (each database keeps who waits on its keys).
 final class BlockedClients {
     /// What a parked client waits for.
     enum Awaited {
@@ -37,23 +37,9 @@ final class BlockedClients {
         let serial: Int
     }
 
-    /// A key of a database.
-    private struct WaitKey: Hashable {
-        let database: Int
-        let key: [UInt8]
-
-        /// The key's bytes in one call: the synthesized hash combines an
-        /// array's bytes one at a time, which was most of the time spent
-        /// parking and serving a client that waits on 100 keys.
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(database)
-            key.withUnsafeBytes { hasher.combine(bytes: $0) }
-        }
-    }
-
+    /// The parked clients by id; which clients wait on which key, each
+    /// database keeps (Keyspace's `clients(waitingOn:)`).
     private var parked: [Int: Parked] = [:]
-    /// The clients waiting on each key, first parked first.
-    private var waiting: [WaitKey: [Int]] = [:]
     private var deadlines = DeadlineHeap()
     private var lastSerial = 0
     /// The one timer, and the deadline it is armed for.
@@ -91,10 +77,8 @@ final class BlockedClients {
             deadline: deadline,
             serial: lastSerial)
         parked[session.id] = entry
-        for key in keys {
-            waiting[WaitKey(database: entry.database, key: key), default: []].append(session.id)
-            databases[entry.database].block(on: key, by: 1)
-        }
+        let keyspace = databases[entry.database]
+        for key in keys { keyspace.block(session.id, on: key) }
         if let deadline { deadlines.insert(.init(deadline: deadline, client: session.id, serial: lastSerial)) }
     }
 
@@ -103,19 +87,9 @@ final class BlockedClients {
     @discardableResult
     func unpark(_ client: Int, in databases: Databases) -> Parked? {
         guard let entry = parked.removeValue(forKey: client) else { return nil }
-        for key in entry.keys {
-            if let index = waiting.index(forKey: WaitKey(database: entry.database, key: key)) {
-                waiting.values[index].removeAll { $0 == client }
-                if waiting.values[index].isEmpty { waiting.remove(at: index) }
-            }
-            databases[entry.database].block(on: key, by: -1)
-        }
+        let keyspace = databases[entry.database]
+        for key in entry.keys { keyspace.unblock(client, on: key) }
         return entry
-    }
-
-    /// The clients waiting on `key` of `database`, first parked first.
-    func clients(waitingOn key: [UInt8], in database: Int) -> [Int] {
-        waiting[WaitKey(database: database, key: key)] ?? []
     }
 
     /// Removes and returns the clients whose deadline is `now` or earlier.

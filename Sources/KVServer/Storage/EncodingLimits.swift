@@ -18,7 +18,9 @@ final class EncodingLimits {
     /// set-max-intset-entries.
     var intsetEntries = 512
     /// list-max-listpack-size and list-compress-depth: kept for CONFIG GET
-    /// (Redis 7.0 encodes every list as a quicklist whatever they are).
+    /// (Redis 7.0 encodes every list as a quicklist whatever they are;
+    /// kvd's list nodes hold up to 8 KiB, the default -2's size, whatever
+    /// they are: ListValue.nodeLimit).
     var listpackSize = -2
     var compressDepth = 0
     /// zset-max-listpack-entries and -value.

@@ -421,28 +421,49 @@ public final class Keyspace {
 
     // MARK: - Keys blocked on (BLPOP and friends)
 
-    /// How many parked clients wait on each key of this database; empty
-    /// almost always, so a push checks one `isEmpty`.
-    @exclusivity(unchecked) private var blockedOn: [Key: Int] = [:]
+    /// The keys of this database that parked clients wait on, and by each
+    /// key's position the clients, first parked first (BlockedClients
+    /// keeps the rest of a parked client). Empty almost always, so a push
+    /// checks one count. A MemberTable, not a Dictionary keyed by the
+    /// keys: 1,000 clients parked on 100 keys each leave 100,000 keys in
+    /// one push round, and a Dictionary compared the bytes of every key it
+    /// probed (and hashed again the keys after each one removed).
+    @exclusivity(unchecked) private var blockedKeys = MemberTable(keepsOrder: false)
+    @exclusivity(unchecked) private var blockedClients: [Waiters] = []
     /// Keys that got elements while somebody waited on them, in order,
     /// each once, until the dispatcher serves them (`takeReadyKeys`).
     @exclusivity(unchecked) private(set) var readyKeys: [[UInt8]] = []
 
-    /// A client parks on `key` (or leaves it: `by: -1`).
-    func block(on key: [UInt8], by change: Int) {
-        // One hash of the key for the lookup and the change: a client
-        // parked on 100 keys does this 100 times each way.
-        guard let index = blockedOn.index(forKey: .stored(key)) else {
-            if change > 0 { blockedOn[.stored(key)] = change }
-            return
+    /// `client` parks on `key`.
+    func block(_ client: Int, on key: [UInt8]) {
+        if let position = blockedKeys.position(of: key) {
+            blockedClients[position].rest.append(client)
+        } else {
+            blockedKeys.append(key)
+            blockedClients.append(Waiters(first: client))
         }
-        blockedOn.values[index] += change
-        if blockedOn.values[index] <= 0 { blockedOn.remove(at: index) }
+    }
+
+    /// `client` leaves `key` (served, timed out, unblocked, gone).
+    func unblock(_ client: Int, on key: [UInt8]) {
+        guard let (position, slot) = blockedKeys.locate(key) else { return }
+        guard !blockedClients[position].remove(client) else { return }
+        // As the table moves its last key into the hole, so do the clients.
+        blockedKeys.remove(at: position, slot: slot)
+        let last = blockedClients.removeLast()
+        if position < blockedClients.count { blockedClients[position] = last }
+        if blockedClients.isEmpty { blockedKeys.removeAll() }  // its index too
+    }
+
+    /// The clients waiting on `key`, first parked first.
+    func clients(waitingOn key: [UInt8]) -> [Int] {
+        guard blockedKeys.count > 0, let position = blockedKeys.position(of: key) else { return [] }
+        return blockedClients[position].all
     }
 
     /// `key` may hold what a parked client waits for (a push, a new list).
     func signalReady(_ key: UnsafeRawBufferPointer) {
-        guard !blockedOn.isEmpty, blockedOn[.probe(key)] != nil else { return }
+        guard blockedKeys.count > 0, blockedKeys.position(of: key) != nil else { return }
         guard !readyKeys.contains(where: { $0.withUnsafeBytes { $0.elementsEqual(key) } }) else { return }
         readyKeys.append(Array(key))
     }
@@ -456,7 +477,7 @@ public final class Keyspace {
     /// Every key somebody waits on that holds something now (SWAPDB
     /// brings new keys in at once, as Redis's scanDatabaseForReadyKeys).
     func signalEveryBlockedKey() {
-        for key in blockedOn.keys where entries[key] != nil { key.withBytes { signalReady($0) } }
+        for key in blockedKeys.members where entries[.stored(key)] != nil { key.withUnsafeBytes { signalReady($0) } }
     }
 
     /// The live keys for which `matches` is true.
@@ -671,3 +692,22 @@ private let mallocTrim: (@convention(c) (Int) -> Int32)? = {
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
     return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
 }()
+
+/// The clients parked on one key, first parked first: the first inline,
+/// since most keys have one (no array to allocate and free per key for a
+/// client parked on 100 keys), the others in an array.
+private struct Waiters {
+    var first: Int
+    var rest: [Int] = []
+
+    var all: [Int] { [first] + rest }
+
+    /// Removes `client` (every time it is there); false when nobody is left.
+    mutating func remove(_ client: Int) -> Bool {
+        if !rest.isEmpty { rest.removeAll { $0 == client } }
+        guard first == client else { return true }
+        guard !rest.isEmpty else { return false }
+        first = rest.removeFirst()
+        return true
+    }
+}
