@@ -12,7 +12,8 @@
     after BGREWRITEAOF, then an incr file) is loaded by kvd, key by key.
 (c) a torn last command is cut off with aof-load-truncated yes (Redis's log
     lines) and refused with no; a MULTI without EXEC at the end is undone;
-    bytes that are not RESP are refused.
+    bytes that are not RESP are refused, and so is a command kvd does not
+    have (PFADD), which Redis refuses too.
 (d) a write that fails (the incr file is /dev/full) sets
     aof_last_write_status:err and writes get Redis's MISCONF error.
 (e) CONFIG SET appendonly yes starts the AOF with a rewrite; the data is
@@ -198,6 +199,13 @@ try:
         raise SystemExit("FAIL: a MULTI without EXEC at the end was not undone")
     stop(kvd)
     print("ok: a MULTI without its EXEC at the end of the AOF is undone")
+    valid = open(incr, "rb").read()
+    open(incr, "ab").write(b"*3\r\n$5\r\nPFADD\r\n$3\r\nhll\r\n$1\r\na\r\n")
+    run = run_kvd(c)
+    if run.returncode == 0 or "Unknown command 'PFADD' reading the append only file" not in run.stdout:
+        raise SystemExit(f"FAIL: an AOF with a command kvd lacks: status {run.returncode}:\n{run.stdout}")
+    print("ok: an AOF holding a command kvd does not have (PFADD) is refused, not skipped")
+    open(incr, "wb").write(valid)
     open(incr, "ab").write(b"this is not RESP\r\n")
     run = run_kvd(c)
     if run.returncode == 0 or "Bad file format reading the append only file" not in run.stdout:

@@ -219,6 +219,29 @@ import Testing
                 == "-ERR DUMP payload version or checksum are wrong\r\n")
     }
 
+    @Test func functionRestoreOfAnLZFStringClaimingGigabytesIsRefused() {
+        // One library whose code is an LZF string of 2 compressed bytes that
+        // claims 8 GB expanded (the most a length may say), then the RDB
+        // version and a valid CRC-64: any client can send this.
+        var payload: [UInt8] = [RDBFormat.function2, 0xC3, 0x02, 0x81]
+        payload += withUnsafeBytes(of: UInt64(Int32.max) * 4) { Array($0.reversed()) }
+        payload += [0x00, UInt8(ascii: "a"), 10, 0]
+        var crc = CRC64()
+        crc.update(payload)
+        payload += withUnsafeBytes(of: crc.value.littleEndian) { Array($0) }
+        let dispatcher = Dispatcher()
+        dispatcher.clientConnected(ClientInfo(id: 1, address: "", localAddress: "", fd: -1, kill: {}))
+        let call = { (arguments: [[UInt8]]) -> String in
+            var batch = RequestBatch()
+            for argument in arguments { batch.appendArgument(argument) }
+            batch.endRequest()
+            return String(decoding: dispatcher.execute(batch, client: 1).0.chunks.flatMap { $0 }, as: UTF8.self)
+        }
+        #expect(
+            call([Array("FUNCTION".utf8), Array("RESTORE".utf8), payload]) == "-ERR Failed loading library payload\r\n")
+        #expect(call([Array("FUNCTION".utf8), Array("LIST".utf8)]) == "*0\r\n")
+    }
+
     @Test func aLibraryWhoseCodeRunsPastHalfASecondIsStoppedAndNotLoaded() {
         let call = client()
         let started = monotonicMilliseconds()

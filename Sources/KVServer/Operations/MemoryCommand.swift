@@ -77,10 +77,11 @@ final class MemoryFigures {
 /// allocator's (glibc's mallinfo2, as INFO's used_memory) and the
 /// resident size; clients.normal the bytes CLIENT LIST shows queued in and
 /// out; per database (only those with keys, as Redis) its keys' and
-/// expiries' table overhead as MEMORY USAGE estimates it. Replication,
-/// cluster links, the AOF buffer and functions are 0 (kvd has none); so is
-/// lua.caches, as kvd keeps its scripts compiled in the Lua heap, not
-/// measured apart. With glibc's malloc Redis reports the allocator's
+/// expiries' table overhead as MEMORY USAGE estimates it; aof.buffer the
+/// append-only file's bytes not written yet. Replication and cluster links
+/// are 0 (kvd has none); so are lua.caches and functions.caches, as kvd
+/// keeps scripts and functions compiled in their Lua heaps, which INFO's
+/// used_memory_vm_total counts together, not apart. With glibc's malloc Redis reports the allocator's
 /// active and resident bytes as the process's resident size, and so does
 /// kvd.
 private func memoryStats(_ dispatcher: Dispatcher, _ out: inout ReplyWriter) {
@@ -105,7 +106,7 @@ private func memoryStats(_ dispatcher: Dispatcher, _ out: inout ReplyWriter) {
     for (name, value) in [
         ("peak.allocated", peak), ("total.allocated", total), ("startup.allocated", startup),
         ("replication.backlog", 0), ("clients.slaves", 0), ("clients.normal", clients), ("cluster.links", 0),
-        ("aof.buffer", 0), ("lua.caches", 0), ("functions.caches", 0),
+        ("aof.buffer", dispatcher.appendOnly.bufferedBytes), ("lua.caches", 0), ("functions.caches", 0),
     ] {
         out.bulk(name)
         out.integer(value)

@@ -233,6 +233,9 @@ final class AppendOnlyFile {
     // MARK: - INFO
 
     /// INFO persistence's AOF lines.
+    /// Bytes logged but not written yet (INFO's aof_buffer_length, MEMORY STATS's aof.buffer).
+    var bufferedBytes: Int { unwritten.count }
+
     func infoLines() -> [String] {
         let current = rewriteStarted.map { Int((monotonicMilliseconds() - $0) / 1000) } ?? -1
         var lines = [
@@ -249,7 +252,7 @@ final class AppendOnlyFile {
         if fd >= 0 {
             lines += [
                 "aof_current_size:\(currentSize)", "aof_base_size:\(baseSize)",
-                "aof_pending_rewrite:\(rewriteScheduled ? 1 : 0)", "aof_buffer_length:\(unwritten.count)",
+                "aof_pending_rewrite:\(rewriteScheduled ? 1 : 0)", "aof_buffer_length:\(bufferedBytes)",
             ]
         }
         return lines

@@ -81,10 +81,22 @@ extension Dispatcher {
                 )
             }
             guard more else { break }
+            var unknown: [UInt8]?
             batch.forEach { request in
+                // A command kvd does not have (PFADD, XADD from redis-server's
+                // file) stops the load, as Redis stops on one it does not know:
+                // loading the rest would silently drop those keys.
+                guard Dispatcher.command(named: request.raw(0)) != nil else {
+                    unknown = Array(request.raw(0))
+                    return false
+                }
                 if equalsIgnoringCase(request.raw(0), "multi") { validBeforeMulti = start }
                 execute(request, for: session, into: &out)
                 return true
+            }
+            if let unknown {
+                throw PersistenceError(
+                    "Unknown command '\(String(decoding: unknown, as: UTF8.self))' reading the append only file \(file)")
             }
             if out.byteCount > 1 << 16 { out = ReplyWriter() }
             validUpTo = reader.position

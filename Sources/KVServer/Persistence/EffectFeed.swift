@@ -35,9 +35,14 @@ final class EffectFeed {
     /// Set by a handler that added its effects itself: the dispatcher then
     /// adds nothing for it.
     var handled = false
+    /// A script called `redis.set_repl` without `REPL_AOF`: its commands'
+    /// effects are left out (expirations are still logged), as Redis leaves
+    /// them out of its AOF. Reset when the script ends.
+    var scriptLeavesOut = false
 
     /// Adds one effect: `arguments` run in database `database`.
     func add(_ database: Int, _ arguments: [[UInt8]]) {
+        guard !scriptLeavesOut else { return }
         selectIfNeeded(database)
         appendHeader(arguments.count)
         for argument in arguments { argument.withUnsafeBytes { appendBulk($0) } }
@@ -46,6 +51,7 @@ final class EffectFeed {
 
     /// Adds one effect: `request` itself, run in database `database`.
     func add(_ database: Int, _ request: Request) {
+        guard !scriptLeavesOut else { return }
         selectIfNeeded(database)
         appendHeader(request.count)
         for index in request.indices { appendBulk(request.raw(index)) }

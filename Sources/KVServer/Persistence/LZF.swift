@@ -15,7 +15,10 @@ enum LZF {
     /// or a result of another length).
     static func decompress(_ compressed: [UInt8], length: Int) -> [UInt8]? {
         var output = [UInt8]()
-        output.reserveCapacity(length)
+        // No more than the input can expand to (a 3-byte reference makes at
+        // most 264 bytes): `length` comes from the file, or from a client's
+        // FUNCTION RESTORE payload, and may claim gigabytes.
+        output.reserveCapacity(Swift.min(length, compressed.count &* 88 &+ 64))
         var index = 0
         let count = compressed.count
         while index < count {

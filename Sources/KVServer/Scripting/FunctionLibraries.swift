@@ -144,16 +144,19 @@ final class FunctionLibraries {
 
     /// FUNCTION RESTORE and a snapshot's libraries: compiles each of
     /// `codes`, then adds them all under `policy`, or none. Returns the
-    /// error reply, nil on success. `timeout` bounds each library's load
-    /// (nil: none, for a snapshot, as in Redis; Redis has none for
-    /// FUNCTION RESTORE either, where kvd keeps FUNCTION LOAD's, so that a
-    /// client's payload cannot hold the core for ever).
+    /// error reply, nil on success. `timeout` bounds the loads of all the
+    /// libraries together (nil: none, for a snapshot, as in Redis; Redis has
+    /// none for FUNCTION RESTORE either, where kvd keeps FUNCTION LOAD's for
+    /// the whole payload, so that a client's payload of many libraries
+    /// cannot hold the core for long).
     func restore(
         _ codes: [[UInt8]], policy: RestorePolicy, engine: ScriptEngine, timeout: Int64? = nil
     ) -> ScriptError? {
         let incoming = FunctionLibraries()
+        let deadline = timeout.map { monotonicMilliseconds() + $0 }
         for code in codes {
-            if case .failure(let error) = incoming.create(code, replace: false, engine: engine, timeout: timeout) {
+            let remaining = deadline.map { Swift.max(0, $0 - monotonicMilliseconds()) }
+            if case .failure(let error) = incoming.create(code, replace: false, engine: engine, timeout: remaining) {
                 incoming.flush(engine: engine)
                 return error
             }

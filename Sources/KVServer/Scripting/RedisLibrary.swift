@@ -33,6 +33,7 @@ let writeCommands: Set<String> = [
     "sadd", "srem", "spop", "smove", "sinterstore", "sunionstore", "sdiffstore",
     "zadd", "zrem", "zincrby", "zpopmin", "zpopmax", "zmpop", "bzpopmin", "bzpopmax", "bzmpop", "zrangestore",
     "zremrangebyrank", "zremrangebyscore", "zremrangebylex", "zunionstore", "zinterstore", "zdiffstore",
+    "bitop", "bitfield", "geoadd",
 ]
 
 /// The engine a library function was registered with.
@@ -101,11 +102,12 @@ func installRedisLibrary(_ L: OpaquePointer, context: UnsafeMutableRawPointer) {
         run.session.resp3 = version == 3
         return 0
     }
-    // kvd has no replicas and no AOF, so there is nothing to propagate:
-    // set_repl checks its flags as Redis does and changes nothing else.
+    // kvd has no replicas: of set_repl's flags, REPL_AOF is the one that
+    // changes something (without it, the script's writes from then on are
+    // left out of the append-only file, as Redis leaves them out).
     function("set_repl") { L, context in
         let L = L!
-        guard engine(context).run != nil else {
+        guard let run = engine(context).run else {
             luaPushError(L, Array("redis.set_repl can only be called inside a script invocation".utf8))
             return -1
         }
@@ -117,6 +119,7 @@ func installRedisLibrary(_ L: OpaquePointer, context: UnsafeMutableRawPointer) {
             luaPushError(L, Array("Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.".utf8))
             return -1
         }
+        run.dispatcher.databases.feed.scriptLeavesOut = luaInteger(lua_tonumber(L, -1)) & 1 == 0
         return 0
     }
     for (name, flags) in [("REPL_NONE", 0.0), ("REPL_AOF", 1), ("REPL_SLAVE", 2), ("REPL_REPLICA", 2), ("REPL_ALL", 3)]

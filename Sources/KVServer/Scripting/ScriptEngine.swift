@@ -319,6 +319,7 @@ final class ScriptEngine {
         }
         current = nil
         activity.end()
+        run.dispatcher.databases.feed.scriptLeavesOut = false  // redis.set_repl lasts one script
         self.run = nil
         runsSinceCollection += 1
         if runsSinceCollection == 50 {

@@ -115,6 +115,15 @@ extension Dispatcher {
             let sha = String(decoding: lowercased(Array(request.raw(1))), as: UTF8.self)
             guard let script = scripts.cache[sha], script.hasShebang else { return true }
             return !script.noWrites
+        case "fcall":
+            // A function's own flags, as Redis reads them (an unknown one is held).
+            guard let function = databases.functions.function(named: Array(request.raw(1))) else { return true }
+            return !function.flags.contains(.noWrites)
+        case "function":
+            // The container has no flags; its subcommands do (LOAD, DELETE,
+            // FLUSH and RESTORE write).
+            guard request.count > 1 else { return false }
+            return CommandDocs.entry(Array("function|".utf8) + Array(request.raw(1)))?.flags.contains("write") == true
         default:
             return mayReplicateCommands.contains(command.name)
                 || CommandDocs.byName[command.name]?.flags.contains("write") == true

@@ -67,6 +67,10 @@ final class Databases: RandomAccessCollection {
             if keyspaces[index].expireCycle(budget: share) { busy = true }
         }
         nextExpiryDatabase += 1
+        // The DELs of the keys that expired are ready to be written (a
+        // slice runs as a job of its own, never inside a command): the AOF's
+        // next tick writes them even if no command comes.
+        if feed.isOn { feed.commit() }
         return busy
     }
 }
