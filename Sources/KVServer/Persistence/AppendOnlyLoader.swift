@@ -96,7 +96,8 @@ extension Dispatcher {
             }
             if let unknown {
                 throw PersistenceError(
-                    "Unknown command '\(String(decoding: unknown, as: UTF8.self))' reading the append only file \(file)")
+                    "Unknown command '\(String(decoding: unknown, as: UTF8.self))' reading the append only file \(file)"
+                )
             }
             if out.byteCount > 1 << 16 { out = ReplyWriter() }
             validUpTo = reader.position
