@@ -84,7 +84,7 @@ test-kvd: py-deps
 	$(BOUND) 300 $(VENV)/bin/python tools/aof-interop.py .build/debug/kvd
 	$(BOUND) 120 $(VENV)/bin/python tools/aof-kill.py .build/debug/kvd always 3
 	$(BOUND) 120 $(VENV)/bin/python tools/aof-kill.py .build/debug/kvd everysec 3
-	$(BOUND) 900 bash tools/compat.sh .build/debug/kvd
+	$(BOUND) 1500 bash tools/compat.sh .build/debug/kvd
 	$(BOUND) 300 python3 tools/scale-out.py check .build/debug/kvd
 	$(BOUND) 900 $(SWIFT) build -c release --product kvd-allocations
 	$(BOUND) 120 .build/release/kvd-allocations --check
@@ -101,7 +101,7 @@ py-deps:
 ## redis-server in the same run: both pass counts, and kvd's failures.
 compat: deps
 	$(BOUND) 900 $(SWIFT) build -c release --product kvd
-	COMPAT_OUT=bench/compat-latest.md $(BOUND) 900 bash tools/compat.sh .build/release/kvd
+	COMPAT_OUT=bench/compat-latest.md $(BOUND) 1500 bash tools/compat.sh .build/release/kvd
 
 ## One kvd per core behind nutcracker, against one kvd, with redis-benchmark.
 scale-out: deps
