@@ -200,7 +200,8 @@ public final class Server: @unchecked Sendable {
 
     /// Graceful stop: every worker stops accepting, answers what its
     /// connections have read, and closes them; then `completion` runs (on
-    /// the core loop). Call once.
+    /// the core loop; not at all if the core loop has stopped by then, as
+    /// kvd's shutdown budget stops it). Call once.
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         onShutdownComplete = completion
         hop.stopActiveExpiry()
@@ -217,7 +218,11 @@ public final class Server: @unchecked Sendable {
         guard finishedWorkers.add(1, ordering: .acquiringAndReleasing).newValue == workers.count,
             let completion = onShutdownComplete
         else { return }
-        do { try coreLoop.post(completion) } catch { completion() }
+        // Never on this worker's thread: the completion reaches the core's
+        // state (kvd's saves the final snapshot), which only the core's
+        // thread may. A core that has stopped already was stopped by
+        // whoever ran that work there (kvd's budget timer).
+        try? coreLoop.post(completion)
     }
 
     /// Stops the worker loops (after `shutdown`, or to abandon them) and
