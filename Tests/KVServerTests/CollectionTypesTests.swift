@@ -193,6 +193,23 @@ import Testing
         #expect((1_500..<1_600).allSatisfy { table.position(of: Array("m\($0)".utf8)) == nil })
     }
 
+    /// How often `list` disagrees with `model` (in Redis's order) on a rank,
+    /// an element at a rank, or the walk back from the tail.
+    private func orderMismatches(_ list: SkipList, _ model: [(score: Double, member: [UInt8])]) -> Int {
+        var mismatches = 0  // one #expect at the end: an expectation per step is slow in debug builds
+        for (index, element) in model.enumerated() {
+            if list.rank(element.score, element.member) != index + 1 { mismatches += 1 }
+            if list.node(atRank: index + 1)?.member != element.member { mismatches += 1 }
+        }
+        var backwards: [[UInt8]] = []
+        var node = list.tail
+        while let current = node {
+            backwards.append(current.member)
+            node = current.backward
+        }
+        return mismatches + (backwards == model.reversed().map(\.member) ? 0 : 1)
+    }
+
     @Test func skipListRanksAndOrderMatchASortedArray() {
         let list = SkipList()
         var model: [(score: Double, member: [UInt8])] = []
@@ -211,21 +228,51 @@ import Testing
                 model.sort { SkipList.precedes($0.score, $0.member, $1.score, $1.member) }
             }
         }
-        for (index, element) in model.enumerated() {
-            if list.rank(element.score, element.member) != index + 1 { mismatches += 1 }
-            if list.node(atRank: index + 1)?.member != element.member { mismatches += 1 }
-        }
-        var backwards: [[UInt8]] = []
-        var node = list.tail
-        while let current = node {
-            backwards.append(current.member)
-            node = current.backward
-        }
-        #expect(mismatches == 0)
+        #expect(mismatches + orderMismatches(list, model) == 0)
         #expect(list.count == model.count)
-        #expect(backwards == model.reversed().map(\.member))
         #expect(list.first(notBelow: { $0.score < 10 })?.member == model.first { $0.score >= 10 }?.member)
         #expect(list.last(notAbove: { $0.score > 10 })?.member == model.last { $0.score <= 10 }?.member)
+    }
+
+    @Test func aSkipListFilledInOrderRanksAndChangesAsOneFilledByInserts() {
+        let list = SkipList()
+        var model = (0..<3_000).map { (score: Double($0 / 7), member: Array("m\($0 % 7)-\($0)".utf8)) }
+        model.sort { SkipList.precedes($0.score, $0.member, $1.score, $1.member) }
+        // Two loads: the second links after a list that already has levels.
+        list.append(sorted: model[..<1_000].map { ($0.member, $0.score) })
+        list.append(sorted: model[1_000...].map { ($0.member, $0.score) })
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<600 {
+            let at = Int.random(in: 0..<model.count, using: &generator)
+            if step % 2 == 0 {
+                list.remove(model[at].score, model[at].member)
+                model.remove(at: at)
+            } else {
+                let member = Array("new\(step)".utf8)
+                let score = Double(Int.random(in: 0..<500, using: &generator))
+                list.insert(score, member)
+                model.append((score, member))
+                model.sort { SkipList.precedes($0.score, $0.member, $1.score, $1.member) }
+            }
+        }
+        #expect(orderMismatches(list, model) == 0)
+        #expect(list.count == model.count)
+    }
+
+    @Test func aSortedSetLoadedInOrderKeepsTheEncodingAndZerosOfOneSetInTurn() {
+        for count in [3, 200] {
+            let members = (0..<count).map { (member: Array("m\($0)".utf8), score: $0 < 2 ? -0.0 : Double($0)) }
+            let loaded = SortedSetValue()
+            loaded.load(sorted: members, limits)
+            let setInTurn = SortedSetValue()
+            for (member, score) in members { setInTurn.set(member, score, limits) }
+            #expect(loaded.isCompact == setInTurn.isCompact)
+            let pairs = loaded.elements(ranks: 0...(count - 1), reverse: false)
+            let expected = setInTurn.elements(ranks: 0...(count - 1), reverse: false)
+            #expect(pairs.map(\.member) == expected.map(\.member))
+            #expect(pairs.map(\.score.sign) == expected.map(\.score.sign))
+            #expect(members.allSatisfy { loaded.score(of: $0.member)?.sign == setInTurn.score(of: $0.member)?.sign })
+        }
     }
 
     @Test func aSortedSetUpdatesScoresAndAnswersRanksBothWays() {

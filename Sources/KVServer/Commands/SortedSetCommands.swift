@@ -301,7 +301,14 @@ func storeSortedSet(_ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ members: [S
         return
     }
     let sortedSet = SortedSetValue()
-    for (member, score) in members { sortedSet.set(member, score, ks.limits) }
+    let inOrder = zip(members, members.dropFirst()).allSatisfy {
+        SkipList.precedes($0.score, $0.member, $1.score, $1.member)
+    }
+    if inOrder {
+        sortedSet.load(sorted: members, ks.limits)
+    } else {
+        for (member, score) in members { sortedSet.set(member, score, ks.limits) }
+    }
     ks.store(key, .sortedSet(sortedSet))
 }
 
@@ -525,21 +532,37 @@ private func combine(
             return sum.isNaN ? 0 : sum
         }
     }
+    func finish(_ sorted: [ScoredMember]) {
+        if store {
+            storeSortedSet(ks, r.raw(1), sorted)
+            return out.integer(sorted.count)
+        }
+        replyScored(sorted, withScores: withScores, &out)
+    }
     var result: [[UInt8]: Double] = [:]
     var order: [[UInt8]] = []
     switch operation {
     case .union:
+        // Each member's place in `union`, found with one hash of its bytes
+        // (Key hashes them at once; an array key hashes byte by byte).
+        var places: [Key: Int] = [:]
+        places.reserveCapacity(inputs.reduce(0) { $0 + ($1?.count ?? 0) })
+        var union: [ScoredMember] = []
         for (position, input) in inputs.enumerated() {
             for (member, score) in input ?? [] {
                 let value = weighted(score, position)
-                if let current = result[member] {
-                    result[member] = combined(current, value)
+                let place = { (place: inout Int) -> Int in
+                    if place < 0 { place = union.count }
+                    return place
+                }(&places[.stored(member), default: -1])
+                if place == union.count {
+                    union.append((member, value))
                 } else {
-                    result[member] = value
-                    order.append(member)
+                    union[place].score = combined(union[place].score, value)
                 }
             }
         }
+        return finish(union.sorted { SkipList.precedes($0.score, $0.member, $1.score, $1.member) })
     case .intersection:
         if !inputs.contains(where: { $0 == nil || $0!.isEmpty }) {
             let lookups = inputs.map { input in
@@ -572,12 +595,8 @@ private func combine(
         }
     }
     if cardinality { return out.integer(order.count) }
-    let sorted = order.map { ($0, result[$0]!) }.sorted {
-        SkipList.precedes($0.1, $0.0, $1.1, $1.0)
-    }.map { ScoredMember($0.0, $0.1) }
-    if store {
-        storeSortedSet(ks, r.raw(1), sorted)
-        return out.integer(sorted.count)
-    }
-    replyScored(sorted, withScores: withScores, &out)
+    finish(
+        order.map { ($0, result[$0]!) }.sorted {
+            SkipList.precedes($0.1, $0.0, $1.1, $1.0)
+        }.map { ScoredMember($0.0, $0.1) })
 }

@@ -116,6 +116,49 @@ final class SkipList {
         return node
     }
 
+    /// Appends `elements`, which must sort after every element already
+    /// here and each after the one before (distinct members, Redis's
+    /// order). A store of a computed result (ZUNIONSTORE and friends) comes
+    /// sorted: each element links after the last node of each of its
+    /// levels, with no search from the head and no per-insert scratch.
+    func append(sorted elements: some Sequence<(member: [UInt8], score: Double)>) {
+        var last = [Node](repeating: head, count: SkipList.maxLevel)
+        var lastRank = [Int](repeating: 0, count: SkipList.maxLevel)
+        var x = head
+        var traversed = 0
+        for i in stride(from: level - 1, through: 0, by: -1) {
+            while let next = x.forward[i] {
+                traversed += x.span[i]
+                x = next
+            }
+            last[i] = x
+            lastRank[i] = traversed
+        }
+        for (member, score) in elements {
+            let newLevel = randomLevel()
+            if newLevel > level {
+                for i in level..<newLevel {
+                    last[i] = head
+                    lastRank[i] = 0
+                    head.span[i] = count
+                }
+                level = newLevel
+            }
+            let node = Node(level: newLevel, score: score, member: member)
+            let rank = count + 1
+            for i in 0..<newLevel {
+                last[i].forward[i] = node
+                last[i].span[i] = rank - lastRank[i]
+                last[i] = node
+                lastRank[i] = rank
+            }
+            for i in newLevel..<level { last[i].span[i] += 1 }
+            node.backward = tail
+            tail = node
+            count = rank
+        }
+    }
+
     /// Removes (score, member); false when it is not there.
     @discardableResult
     func remove(_ score: Double, _ member: [UInt8]) -> Bool {

@@ -46,6 +46,27 @@ final class SortedSetValue {
         return true
     }
 
+    /// Fills an empty set with `members`, distinct and in Redis's order
+    /// (a computed result being stored): the same set, encoding and
+    /// scores as setting each in turn, without a search per member.
+    func load(sorted members: [(member: [UInt8], score: Double)], _ limits: EncodingLimits) {
+        precondition(order.count == 0, "load(sorted:) fills an empty sorted set")
+        scores.reserveCapacity(members.count)
+        // Set in turn, the encoding would turn at the first member past a
+        // limit, and the members before it would keep -0 written as 0.
+        let compactCount =
+            members.indices.first { $0 >= limits.zsetEntries || members[$0].member.count > limits.zsetValue }
+            ?? members.count
+        isCompact = compactCount == members.count
+        for (index, (member, score)) in members.enumerated() {
+            scores[.stored(member)] = index < compactCount && score == 0 ? 0 : score
+        }
+        order.append(
+            sorted: members.enumerated().lazy.map { index, element in
+                (element.member, index < compactCount && element.score == 0 ? 0 : element.score)
+            })
+    }
+
     /// Removes `member`; true when it was there.
     @discardableResult
     func remove(_ member: [UInt8]) -> Bool {
