@@ -21,7 +21,7 @@ build() { local name=$1; shift
   grep -v "Cannot export local symbol" "$OUT/$name.build.log" || true
   if [ "$status" != 0 ] || [ ! -x "$OUT/$name" ]; then echo "fuzz: building $name failed (swiftc exit $status)"; exit 1; fi
 }
-build resp-parser Fuzz/RESPParserFuzz.swift Sources/KVServer/Protocol/RESPParser.swift Sources/KVServer/Protocol/RequestBatch.swift Sources/KVServer/Commands/Glob.swift
+build resp-parser Fuzz/RESPParserFuzz.swift Sources/KVServer/Protocol/RESPParser.swift Sources/KVServer/Protocol/RequestBatch.swift Sources/KVServer/Sessions/TransactionShadow.swift Sources/KVServer/Commands/Glob.swift
 build invocation -package-name MainLoop Fuzz/InvocationFuzz.swift Sources/Invocations/*.swift
 status=0
 for target in resp-parser invocation; do
