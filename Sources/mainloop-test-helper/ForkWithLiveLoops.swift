@@ -124,11 +124,13 @@ func forkWithLiveLoopsScenario() {
                 counts.producersDone.add(1, ordering: .relaxed)
             }
         }
-        // Every producer has been round its loop once: Swift's runtime
-        // sets up a generic type on first use, and a child forked in the
-        // middle of that would hang on it (Guarantees.md says so).
-        for _ in 0..<10_000
-        where counts.ran.load(ordering: .relaxed) < 2 || counts.boundedRan.load(ordering: .relaxed) < 1 {
+        // Every producer has been round its loop many times, down each of
+        // its paths (the bounded one waits for room): Swift's runtime sets
+        // up a generic type on first use, and a child forked in the middle
+        // of that would hang on it (Guarantees.md says so). Two rounds each
+        // were not enough on a loaded machine: one child of 40 hung in CI.
+        for _ in 0..<20_000
+        where counts.ran.load(ordering: .relaxed) < 10_000 || counts.boundedRan.load(ordering: .relaxed) < 200 {
             usleep(1000)
         }
 
