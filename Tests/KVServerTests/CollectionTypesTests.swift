@@ -193,16 +193,17 @@ import Testing
         #expect((1_500..<1_600).allSatisfy { table.position(of: Array("m\($0)".utf8)) == nil })
     }
 
-    /// How often `list` disagrees with `model` (in Redis's order) on a rank,
-    /// an element at a rank, or the walk back from the tail.
-    private func orderMismatches(_ list: SkipList, _ model: [(score: Double, member: [UInt8])]) -> Int {
+    /// How often `sortedSet` disagrees with `model` (in Redis's order) on a
+    /// score, a rank, an element at a rank, or the walk back from the tail.
+    private func orderMismatches(_ sortedSet: SortedSetValue, _ model: [(score: Double, member: [UInt8])]) -> Int {
         var mismatches = 0  // one #expect at the end: an expectation per step is slow in debug builds
         for (index, element) in model.enumerated() {
-            if list.rank(element.score, element.member) != index + 1 { mismatches += 1 }
-            if list.node(atRank: index + 1)?.member != element.member { mismatches += 1 }
+            if sortedSet.rank(of: element.member) != index { mismatches += 1 }
+            if sortedSet.score(of: element.member) != element.score { mismatches += 1 }
+            if sortedSet.order.node(atRank: index + 1)?.member != element.member { mismatches += 1 }
         }
         var backwards: [[UInt8]] = []
-        var node = list.tail
+        var node = sortedSet.order.tail
         while let current = node {
             backwards.append(current.member)
             node = current.backward
@@ -210,53 +211,62 @@ import Testing
         return mismatches + (backwards == model.reversed().map(\.member) ? 0 : 1)
     }
 
-    @Test func skipListRanksAndOrderMatchASortedArray() {
-        let list = SkipList()
+    private func sortModel(_ model: inout [(score: Double, member: [UInt8])]) {
+        model.sort { SkipList.precedes($0.score, $0.member, $1.score, $1.member) }
+    }
+
+    @Test func aSortedSetsRanksScoresAndOrderMatchASortedArray() {
+        let sortedSet = SortedSetValue()
         var model: [(score: Double, member: [UInt8])] = []
         var generator = SystemRandomNumberGenerator()
         var mismatches = 0  // one #expect at the end: an expectation per step is slow in debug builds
-        for step in 0..<2_000 {
+        for step in 0..<3_000 {
             let member = Array("m\(Int.random(in: 0..<300, using: &generator))".utf8)
+            let score = Double(Int.random(in: 0..<20, using: &generator))  // many ties: member order decides
             let existing = model.firstIndex { $0.member == member }
             if let existing, step % 3 == 0 {
-                if !list.remove(model[existing].score, member) { mismatches += 1 }
+                if !sortedSet.remove(member) { mismatches += 1 }
                 model.remove(at: existing)
-            } else if existing == nil {
-                let score = Double(Int.random(in: 0..<20, using: &generator))  // many ties: member order decides
-                list.insert(score, member)
+            } else if let existing {
+                // A new score: in place when the order allows, else moved.
+                if sortedSet.set(member, score, limits) { mismatches += 1 }
+                model[existing].score = score
+                sortModel(&model)
+            } else {
+                if !sortedSet.set(member, score, limits) { mismatches += 1 }
                 model.append((score, member))
-                model.sort { SkipList.precedes($0.score, $0.member, $1.score, $1.member) }
+                sortModel(&model)
             }
+            if sortedSet.remove(Array("absent".utf8)) { mismatches += 1 }
         }
-        #expect(mismatches + orderMismatches(list, model) == 0)
-        #expect(list.count == model.count)
-        #expect(list.first(notBelow: { $0.score < 10 })?.member == model.first { $0.score >= 10 }?.member)
-        #expect(list.last(notAbove: { $0.score > 10 })?.member == model.last { $0.score <= 10 }?.member)
+        #expect(mismatches + orderMismatches(sortedSet, model) == 0)
+        #expect(sortedSet.count == model.count)
+        #expect(orderMismatches(sortedSet.copy(), model) == 0)
+        #expect(sortedSet.order.first(notBelow: { $0.score < 10 })?.member == model.first { $0.score >= 10 }?.member)
+        #expect(sortedSet.order.last(notAbove: { $0.score > 10 })?.member == model.last { $0.score <= 10 }?.member)
     }
 
-    @Test func aSkipListFilledInOrderRanksAndChangesAsOneFilledByInserts() {
-        let list = SkipList()
+    @Test func aSortedSetLoadedInOrderRanksAndChangesAsOneFilledByInserts() {
         var model = (0..<3_000).map { (score: Double($0 / 7), member: Array("m\($0 % 7)-\($0)".utf8)) }
-        model.sort { SkipList.precedes($0.score, $0.member, $1.score, $1.member) }
-        // Two loads: the second links after a list that already has levels.
-        list.append(sorted: model[..<1_000].map { ($0.member, $0.score) })
-        list.append(sorted: model[1_000...].map { ($0.member, $0.score) })
+        sortModel(&model)
+        let sortedSet = SortedSetValue()
+        sortedSet.load(sorted: model.map { ($0.member, $0.score) }, limits)
         var generator = SystemRandomNumberGenerator()
         for step in 0..<600 {
             let at = Int.random(in: 0..<model.count, using: &generator)
             if step % 2 == 0 {
-                list.remove(model[at].score, model[at].member)
+                sortedSet.remove(model[at].member)
                 model.remove(at: at)
             } else {
                 let member = Array("new\(step)".utf8)
                 let score = Double(Int.random(in: 0..<500, using: &generator))
-                list.insert(score, member)
+                sortedSet.set(member, score, limits)
                 model.append((score, member))
-                model.sort { SkipList.precedes($0.score, $0.member, $1.score, $1.member) }
+                sortModel(&model)
             }
         }
-        #expect(orderMismatches(list, model) == 0)
-        #expect(list.count == model.count)
+        #expect(orderMismatches(sortedSet, model) == 0)
+        #expect(sortedSet.count == model.count)
     }
 
     @Test func aSortedSetLoadedInOrderKeepsTheEncodingAndZerosOfOneSetInTurn() {

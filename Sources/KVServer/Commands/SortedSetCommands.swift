@@ -216,7 +216,7 @@ private func walk(
         } else {
             result.append((current.member, current.score))
         }
-        node = reverse ? current.backward : current.forward[0]
+        node = reverse ? current.backward : current.next
     }
     return result
 }

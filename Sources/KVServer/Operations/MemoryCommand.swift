@@ -210,7 +210,7 @@ private func memoryEstimate(key: UnsafeRawBufferPointer, _ entry: Keyspace.Entry
     case .sortedSet(let sortedSet):
         var node = sortedSet.order.first
         total += scaled(sortedSet.count) { _ in
-            defer { node = node?.forward[0] }
+            defer { node = node?.next }
             return 3 * elementOverhead + (node?.member.count ?? 0)
         }
     case nil:

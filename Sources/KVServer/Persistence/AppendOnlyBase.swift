@@ -57,7 +57,7 @@ enum AppendOnlyBase {
             var node = sortedSet.order.first
             while let current = node {
                 items += [Array(scoreText(current.score).utf8), current.member]
-                node = current.forward[0]
+                node = current.next
             }
         }
         let width = verb == "HSET" || verb == "ZADD" ? 2 : 1

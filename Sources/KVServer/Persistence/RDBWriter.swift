@@ -81,7 +81,7 @@ enum RDBWriter {
                 try string(out, current.member)
                 var bits = current.score.bitPattern.littleEndian
                 try withUnsafeBytes(of: &bits) { (raw) in try out.bytes(raw) }
-                node = current.forward[0]
+                node = current.next
             }
         }
     }

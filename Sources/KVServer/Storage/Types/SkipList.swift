@@ -8,49 +8,156 @@
 // Why a skip list and not an order-statistic B-tree: it is Redis's own
 // structure, so every edge case (ties, exclusive bounds, lexicographic
 // ranges over equal scores, the walk back for REV) has a known reference
-// to follow line by line; a B-tree would use less memory per element and
-// fewer cache misses, and is the better choice if memory per element is
-// what matters most (see the measurement plan).
+// to follow line by line. A B-tree would use fewer cache misses; what made
+// kvd's sets cost twice Redis's memory was not the skip list but its
+// nodes: a class with two arrays (forward links and spans) was three
+// allocations and 190 bytes an element.
 //
-// Nodes are classes: forward links own the next node, the backward link is
-// `unowned(unsafe)` (the node it names is owned by the chain before it).
-// Core loop only, like the sorted set that holds it.
+// So a node is one allocation, as Redis's zskiplistNode is: a fixed header
+// (the member, the score, the backward link, the level and the member's
+// hash, which the set's index reads when it grows) followed by `level`
+// (forward, span) pairs, 48 bytes for most nodes. The list owns its nodes
+// and frees them itself (`remove`, `deinit`, walking level 0: no recursion
+// however long the list). A `Node` is a plain pointer, valid until its
+// element is removed or the list is freed; commands read nodes within one
+// run on the core, and a snapshot reads a set nobody changes (a copy is
+// made for the core first: Persistence/Snapshot.swift).
 import Glibc
 
 /// A skip list of (score, member), in Redis's order.
 final class SkipList {
     static let maxLevel = 32
 
-    final class Node {
-        let member: [UInt8]
-        var score: Double
-        var forward: [Node?]
-        var span: [Int]
-        unowned(unsafe) var backward: Node?
+    /// An element: a pointer to its node.
+    struct Node: Equatable {
+        fileprivate let raw: UnsafeMutableRawPointer
 
-        init(level: Int, score: Double, member: [UInt8]) {
-            self.member = member
-            self.score = score
-            forward = [Node?](repeating: nil, count: level)
-            span = [Int](repeating: 0, count: level)
+        // The header's layout, in bytes.
+        private static let scoreOffset = 8
+        private static let backwardOffset = 16
+        private static let levelOffset = 24
+        private static let hashOffset = 28
+        fileprivate static let headerSize = 32
+
+        /// Allocates a node of `level` levels, its links empty.
+        fileprivate static func make(level: Int, score: Double, member: [UInt8], hash: UInt32) -> Node {
+            let raw = malloc(headerSize + 16 * level)!
+            raw.initializeMemory(as: [UInt8].self, repeating: member, count: 1)
+            raw.storeBytes(of: score, toByteOffset: scoreOffset, as: Double.self)
+            raw.storeBytes(of: nil, toByteOffset: backwardOffset, as: UnsafeMutableRawPointer?.self)
+            raw.storeBytes(of: UInt32(level), toByteOffset: levelOffset, as: UInt32.self)
+            raw.storeBytes(of: hash, toByteOffset: hashOffset, as: UInt32.self)
+            for i in 0..<level {
+                raw.storeBytes(of: nil, toByteOffset: headerSize + 16 * i, as: UnsafeMutableRawPointer?.self)
+                raw.storeBytes(of: 0, toByteOffset: headerSize + 16 * i + 8, as: Int.self)
+            }
+            return Node(raw: raw)
+        }
+
+        /// Frees the node (its member's reference too).
+        fileprivate func free() {
+            raw.assumingMemoryBound(to: [UInt8].self).deinitialize(count: 1)
+            Glibc.free(raw)
+        }
+
+        /// The node at `raw`, if any.
+        @inline(__always)
+        fileprivate init?(_ raw: UnsafeMutableRawPointer?) {
+            guard let raw else { return nil }
+            self.raw = raw
+        }
+
+        @inline(__always)
+        fileprivate init(raw: UnsafeMutableRawPointer) { self.raw = raw }
+
+        /// The node at `address` (an index's slot; NodeIndex).
+        @inline(__always)
+        init(address: UnsafeMutableRawPointer) { raw = address }
+
+        /// The node's address (an index's slot; NodeIndex).
+        var address: UnsafeMutableRawPointer { raw }
+
+        var member: [UInt8] { raw.assumingMemoryBound(to: [UInt8].self).pointee }
+
+        var score: Double {
+            get { raw.load(fromByteOffset: Node.scoreOffset, as: Double.self) }
+            nonmutating set { raw.storeBytes(of: newValue, toByteOffset: Node.scoreOffset, as: Double.self) }
+        }
+
+        /// The element before this one, nil for the first.
+        var backward: Node? {
+            get { Node(raw.load(fromByteOffset: Node.backwardOffset, as: UnsafeMutableRawPointer?.self)) }
+            nonmutating set {
+                raw.storeBytes(of: newValue?.raw, toByteOffset: Node.backwardOffset, as: UnsafeMutableRawPointer?.self)
+            }
+        }
+
+        /// The element after this one, nil for the last.
+        var next: Node? { forward(0) }
+
+        /// The member's hash, as the sorted set's index placed it.
+        var hash: UInt32 { raw.load(fromByteOffset: Node.hashOffset, as: UInt32.self) }
+
+        fileprivate var level: Int { Int(raw.load(fromByteOffset: Node.levelOffset, as: UInt32.self)) }
+
+        @inline(__always)
+        fileprivate func forward(_ i: Int) -> Node? {
+            Node(raw.load(fromByteOffset: Node.headerSize + 16 * i, as: UnsafeMutableRawPointer?.self))
+        }
+
+        @inline(__always)
+        fileprivate func setForward(_ i: Int, _ node: Node?) {
+            raw.storeBytes(of: node?.raw, toByteOffset: Node.headerSize + 16 * i, as: UnsafeMutableRawPointer?.self)
+        }
+
+        @inline(__always)
+        fileprivate func span(_ i: Int) -> Int {
+            raw.load(fromByteOffset: Node.headerSize + 16 * i + 8, as: Int.self)
+        }
+
+        @inline(__always)
+        fileprivate func setSpan(_ i: Int, _ span: Int) {
+            raw.storeBytes(of: span, toByteOffset: Node.headerSize + 16 * i + 8, as: Int.self)
         }
     }
 
-    private let head = Node(level: SkipList.maxLevel, score: 0, member: [])
-    private(set) unowned(unsafe) var tail: Node?
+    private let head = Node.make(level: SkipList.maxLevel, score: 0, member: [], hash: 0)
+    private(set) var tail: Node?
     private(set) var count = 0
     private var level = 1
     private var randomState: UInt64 = 0x2545_F491_4F6C_DD1D
+    /// Scratch for insert and remove: the last node before the element on
+    /// each level, and its rank (kept here, not allocated per insert).
+    private var update: [Node]
+    private var rank = [Int](repeating: 0, count: SkipList.maxLevel)
 
-    init() {}
+    init() {
+        update = [Node](repeating: head, count: SkipList.maxLevel)
+    }
+
+    deinit {
+        var node = head.next
+        while let current = node {
+            node = current.next
+            current.free()
+        }
+        head.free()
+    }
 
     /// The first element (lowest), if any.
-    var first: Node? { head.forward[0] }
+    var first: Node? { head.next }
 
     /// `a` sorts before `b` (Redis's order: score, then member bytes).
     @inline(__always)
     static func precedes(_ score: Double, _ member: [UInt8], _ otherScore: Double, _ other: [UInt8]) -> Bool {
         score < otherScore || (score == otherScore && compare(member, other) < 0)
+    }
+
+    /// `node` sorts before (score, member).
+    @inline(__always)
+    static func precedes(_ node: Node, _ score: Double, _ member: [UInt8]) -> Bool {
+        let nodeScore = node.score
+        return nodeScore < score || (nodeScore == score && compare(node.member, member) < 0)
     }
 
     /// memcmp order, the shorter first on a common prefix (Redis's sdscmp).
@@ -79,16 +186,15 @@ final class SkipList {
         return level
     }
 
-    /// Inserts (score, member); the member must not be present.
+    /// Inserts (score, member); the member must not be present. `hash`:
+    /// the member's hash, kept in the node for the set's index.
     @discardableResult
-    func insert(_ score: Double, _ member: [UInt8]) -> Node {
-        var update = [Node](repeating: head, count: SkipList.maxLevel)
-        var rank = [Int](repeating: 0, count: SkipList.maxLevel)
+    func insert(_ score: Double, _ member: [UInt8], hash: UInt32) -> Node {
         var x = head
         for i in stride(from: level - 1, through: 0, by: -1) {
             rank[i] = i == level - 1 ? 0 : rank[i + 1]
-            while let next = x.forward[i], SkipList.precedes(next.score, next.member, score, member) {
-                rank[i] += x.span[i]
+            while let next = x.forward(i), SkipList.precedes(next, score, member) {
+                rank[i] += x.span(i)
                 x = next
             }
             update[i] = x
@@ -98,110 +204,123 @@ final class SkipList {
             for i in level..<newLevel {
                 rank[i] = 0
                 update[i] = head
-                head.span[i] = count
+                head.setSpan(i, count)
             }
             level = newLevel
         }
-        let node = Node(level: newLevel, score: score, member: member)
+        let node = Node.make(level: newLevel, score: score, member: member, hash: hash)
         for i in 0..<newLevel {
-            node.forward[i] = update[i].forward[i]
-            update[i].forward[i] = node
-            node.span[i] = update[i].span[i] - (rank[0] - rank[i])
-            update[i].span[i] = (rank[0] - rank[i]) + 1
+            node.setForward(i, update[i].forward(i))
+            update[i].setForward(i, node)
+            node.setSpan(i, update[i].span(i) - (rank[0] - rank[i]))
+            update[i].setSpan(i, (rank[0] - rank[i]) + 1)
         }
-        for i in newLevel..<level { update[i].span[i] += 1 }
-        node.backward = update[0] === head ? nil : update[0]
-        if let next = node.forward[0] { next.backward = node } else { tail = node }
+        for i in newLevel..<level { update[i].setSpan(i, update[i].span(i) + 1) }
+        node.backward = update[0] == head ? nil : update[0]
+        if let next = node.next { next.backward = node } else { tail = node }
         count += 1
         return node
     }
 
     /// Appends `elements`, which must sort after every element already
     /// here and each after the one before (distinct members, Redis's
-    /// order). A store of a computed result (ZUNIONSTORE and friends) comes
-    /// sorted: each element links after the last node of each of its
-    /// levels, with no search from the head and no per-insert scratch.
-    func append(sorted elements: some Sequence<(member: [UInt8], score: Double)>) {
+    /// order), calling `added` with each new node. A store of a computed
+    /// result (ZUNIONSTORE and friends) and a copy come sorted: each
+    /// element links after the last node of each of its levels, with no
+    /// search from the head.
+    func append(
+        sorted elements: some Sequence<(member: [UInt8], score: Double, hash: UInt32)>, _ added: (Node) -> Void
+    ) {
         var last = [Node](repeating: head, count: SkipList.maxLevel)
         var lastRank = [Int](repeating: 0, count: SkipList.maxLevel)
         var x = head
         var traversed = 0
         for i in stride(from: level - 1, through: 0, by: -1) {
-            while let next = x.forward[i] {
-                traversed += x.span[i]
+            while let next = x.forward(i) {
+                traversed += x.span(i)
                 x = next
             }
             last[i] = x
             lastRank[i] = traversed
         }
-        for (member, score) in elements {
+        for (member, score, hash) in elements {
             let newLevel = randomLevel()
             if newLevel > level {
                 for i in level..<newLevel {
                     last[i] = head
                     lastRank[i] = 0
-                    head.span[i] = count
+                    head.setSpan(i, count)
                 }
                 level = newLevel
             }
-            let node = Node(level: newLevel, score: score, member: member)
+            let node = Node.make(level: newLevel, score: score, member: member, hash: hash)
             let rank = count + 1
             for i in 0..<newLevel {
-                last[i].forward[i] = node
-                last[i].span[i] = rank - lastRank[i]
+                last[i].setForward(i, node)
+                last[i].setSpan(i, rank - lastRank[i])
                 last[i] = node
                 lastRank[i] = rank
             }
-            for i in newLevel..<level { last[i].span[i] += 1 }
+            for i in newLevel..<level { last[i].setSpan(i, last[i].span(i) + 1) }
             node.backward = tail
             tail = node
             count = rank
+            added(node)
         }
     }
 
-    /// Removes (score, member); false when it is not there.
-    @discardableResult
-    func remove(_ score: Double, _ member: [UInt8]) -> Bool {
-        var update = [Node](repeating: head, count: SkipList.maxLevel)
+    /// Removes `node`, an element of this list, and frees it.
+    func remove(_ node: Node) {
+        let (score, member) = (node.score, node.member)
         var x = head
         for i in stride(from: level - 1, through: 0, by: -1) {
-            while let next = x.forward[i], SkipList.precedes(next.score, next.member, score, member) { x = next }
+            while let next = x.forward(i), next != node,
+                SkipList.precedes(next, score, member)
+            {
+                x = next
+            }
             update[i] = x
         }
-        guard let found = x.forward[0], found.score == score, found.member == member else { return false }
-        unlink(found, update)
+        precondition(x.next == node, "SkipList.remove: the node is not in this list")
+        for i in 0..<level {
+            if update[i].forward(i) == node {
+                update[i].setSpan(i, update[i].span(i) + node.span(i) - 1)
+                update[i].setForward(i, node.forward(i))
+            } else {
+                update[i].setSpan(i, update[i].span(i) - 1)
+            }
+        }
+        if let next = node.next { next.backward = node.backward } else { tail = node.backward }
+        while level > 1 && head.forward(level - 1) == nil { level -= 1 }
+        count -= 1
+        node.free()
+    }
+
+    /// Gives `node` the score `score` if that leaves it where it is in the
+    /// order (Redis's zslUpdateScore fast path); false when it would move.
+    func rescoreInPlace(_ node: Node, _ score: Double) -> Bool {
+        let member = node.member
+        if let previous = node.backward, !SkipList.precedes(previous.score, previous.member, score, member) {
+            return false
+        }
+        if let next = node.next, !SkipList.precedes(score, member, next.score, next.member) { return false }
+        node.score = score
         return true
     }
 
-    private func unlink(_ node: Node, _ update: [Node]) {
-        for i in 0..<level {
-            if update[i].forward[i] === node {
-                update[i].span[i] += node.span[i] - 1
-                update[i].forward[i] = node.forward[i]
-            } else {
-                update[i].span[i] -= 1
-            }
-        }
-        if let next = node.forward[0] { next.backward = node.backward } else { tail = node.backward }
-        while level > 1 && head.forward[level - 1] == nil { level -= 1 }
-        count -= 1
-    }
-
-    /// The 1-based rank of (score, member), 0 when it is not there.
-    func rank(_ score: Double, _ member: [UInt8]) -> Int {
+    /// The 1-based rank of `node`, an element of this list.
+    func rank(of node: Node) -> Int {
+        let (score, member) = (node.score, node.member)
         var rank = 0
         var x = head
         for i in stride(from: level - 1, through: 0, by: -1) {
-            while let next = x.forward[i],
-                SkipList.precedes(next.score, next.member, score, member)
-                    || (next.score == score && next.member == member)
-            {
-                rank += x.span[i]
+            while let next = x.forward(i), next == node || SkipList.precedes(next, score, member) {
+                rank += x.span(i)
                 x = next
             }
-            if x !== head && x.member == member && x.score == score { return rank }
+            if x == node { return rank }
         }
-        return 0
+        preconditionFailure("SkipList.rank: the node is not in this list")
     }
 
     /// The element at 1-based `rank`, if there is one.
@@ -210,8 +329,8 @@ final class SkipList {
         var traversed = 0
         var x = head
         for i in stride(from: level - 1, through: 0, by: -1) {
-            while let next = x.forward[i], traversed + x.span[i] <= rank {
-                traversed += x.span[i]
+            while let next = x.forward(i), traversed + x.span(i) <= rank {
+                traversed += x.span(i)
                 x = next
             }
             if traversed == rank { return x }
@@ -219,15 +338,14 @@ final class SkipList {
         return nil
     }
 
-    /// The first element for which `isAbove` is false... precisely: the
-    /// first element not below the range (`below` true for elements that
-    /// sort before it), or nil.
+    /// The first element not below the range (`below` true for elements
+    /// that sort before it), or nil.
     func first(notBelow below: (Node) -> Bool) -> Node? {
         var x = head
         for i in stride(from: level - 1, through: 0, by: -1) {
-            while let next = x.forward[i], below(next) { x = next }
+            while let next = x.forward(i), below(next) { x = next }
         }
-        return x.forward[0]
+        return x.next
     }
 
     /// The last element not above the range (`above` true for elements
@@ -235,8 +353,8 @@ final class SkipList {
     func last(notAbove above: (Node) -> Bool) -> Node? {
         var x = head
         for i in stride(from: level - 1, through: 0, by: -1) {
-            while let next = x.forward[i], !above(next) { x = next }
+            while let next = x.forward(i), !above(next) { x = next }
         }
-        return x === head ? nil : x
+        return x == head ? nil : x
     }
 }

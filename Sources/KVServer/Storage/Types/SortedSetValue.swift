@@ -1,7 +1,8 @@
-// SortedSetValue.swift: a sorted set: each member's score by member (a
-// hash table, O(1) ZSCORE with the request's bytes in place) and the
-// members in score order (SkipList: O(log n) ranks and range starts), as
-// Redis's zset pairs a dict with a zskiplist.
+// SortedSetValue.swift: a sorted set: the members in score order
+// (SkipList: O(log n) ranks and range starts), and each member's node by
+// its bytes (NodeIndex: O(1) ZSCORE with the request's bytes in place),
+// as Redis's zset pairs a zskiplist with a dict. The node holds the member
+// and its score; the index only points at it.
 //
 // `isCompact` says what Redis 7.0 would call the encoding: a listpack while
 // the set has at most 128 members and none longer than 64 bytes
@@ -12,7 +13,7 @@
 final class SortedSetValue {
     /// The snapshot generation this object was made in (Persistence/Snapshot.swift).
     var snapshotEpoch = 0
-    private var scores: [Key: Double] = [:]
+    private var index = NodeIndex()
     let order = SkipList()
     private(set) var isCompact = true
 
@@ -20,29 +21,30 @@ final class SortedSetValue {
 
     var count: Int { order.count }
 
-    func score(of member: UnsafeRawBufferPointer) -> Double? { scores[.probe(member)] }
+    func score(of member: UnsafeRawBufferPointer) -> Double? { index.node(member)?.score }
 
-    func score(of member: [UInt8]) -> Double? { member.withUnsafeBytes { scores[.probe($0)] } }
+    func score(of member: [UInt8]) -> Double? { member.withUnsafeBytes { index.node($0)?.score } }
 
     /// Sets `member`'s score; true when the member is new.
     @discardableResult
     func set(_ member: [UInt8], _ score: Double, _ limits: EncodingLimits) -> Bool {
-        let old = self.score(of: member)
-        if old == nil && isCompact && (order.count >= limits.zsetEntries || member.count > limits.zsetValue) {
+        let (found, hash) = member.withUnsafeBytes { index.lookup($0) }
+        if found == nil && isCompact && (order.count >= limits.zsetEntries || member.count > limits.zsetValue) {
             isCompact = false
         }
         // A listpack holds a score as text, in which -0 is written "0":
         // Redis's compact sets never hold -0 (its skiplists do).
         let score = isCompact && score == 0 ? 0 : score
-        if let old {
-            guard old != score else { return false }
-            order.remove(old, member)
-            order.insert(score, member)
-            scores[.stored(member)] = score
+        if let node = found {
+            guard node.score != score else { return false }
+            if order.rescoreInPlace(node, score) { return false }
+            // The new node goes in before the old one leaves: the index
+            // finds the old one's slot through it.
+            index.replace(node, with: order.insert(score, member, hash: hash))
+            order.remove(node)
             return false
         }
-        scores[.stored(member)] = score
-        order.insert(score, member)
+        index.insert(order.insert(score, member, hash: hash))
         return true
     }
 
@@ -51,34 +53,35 @@ final class SortedSetValue {
     /// scores as setting each in turn, without a search per member.
     func load(sorted members: [(member: [UInt8], score: Double)], _ limits: EncodingLimits) {
         precondition(order.count == 0, "load(sorted:) fills an empty sorted set")
-        scores.reserveCapacity(members.count)
+        index.reserveCapacity(members.count)
         // Set in turn, the encoding would turn at the first member past a
         // limit, and the members before it would keep -0 written as 0.
         let compactCount =
             members.indices.first { $0 >= limits.zsetEntries || members[$0].member.count > limits.zsetValue }
             ?? members.count
         isCompact = compactCount == members.count
-        for (index, (member, score)) in members.enumerated() {
-            scores[.stored(member)] = index < compactCount && score == 0 ? 0 : score
-        }
         order.append(
-            sorted: members.enumerated().lazy.map { index, element in
-                (element.member, index < compactCount && element.score == 0 ? 0 : element.score)
-            })
+            sorted: members.enumerated().lazy.map { position, element in
+                (
+                    element.member, position < compactCount && element.score == 0 ? 0 : element.score,
+                    element.member.withUnsafeBytes { NodeIndex.hash($0) }
+                )
+            }
+        ) { index.insert($0) }
     }
 
     /// Removes `member`; true when it was there.
     @discardableResult
     func remove(_ member: [UInt8]) -> Bool {
-        guard let score = self.score(of: member) else { return false }
-        scores[.stored(member)] = nil
-        order.remove(score, member)
+        guard let node = member.withUnsafeBytes({ index.node($0) }) else { return false }
+        index.remove(node)
+        order.remove(node)
         return true
     }
 
     /// The 0-based rank of `member` from the lowest, if present.
     func rank(of member: [UInt8]) -> Int? {
-        score(of: member).map { order.rank($0, member) - 1 }
+        member.withUnsafeBytes { index.node($0) }.map { order.rank(of: $0) - 1 }
     }
 
     /// The (member, score) pairs at 0-based ranks `range`, lowest first
@@ -89,7 +92,7 @@ final class SortedSetValue {
         var node = order.node(atRank: reverse ? count - range.lowerBound : range.lowerBound + 1)
         while let current = node, result.count < range.count {
             result.append((current.member, current.score))
-            node = reverse ? current.backward : current.forward[0]
+            node = reverse ? current.backward : current.next
         }
         return result
     }
@@ -97,12 +100,14 @@ final class SortedSetValue {
     func copy() -> SortedSetValue {
         let copy = SortedSetValue()
         copy.isCompact = isCompact
-        var node = order.first
-        while let current = node {
-            copy.scores[.stored(current.member)] = current.score
-            copy.order.insert(current.score, current.member)
-            node = current.forward[0]
-        }
+        copy.index.reserveCapacity(count)
+        copy.order.append(
+            sorted: sequence(state: order.first) { node -> (member: [UInt8], score: Double, hash: UInt32)? in
+                guard let current = node else { return nil }
+                node = current.next
+                return (current.member, current.score, current.hash)
+            }
+        ) { copy.index.insert($0) }
         return copy
     }
 }
