@@ -137,7 +137,27 @@ import Testing
         #expect(many.isCompact)
         many.set(Array("one more".utf8), [], limits)
         #expect(!many.isCompact)
-        #expect(Array("127".utf8).withUnsafeBytes { many.value(of: $0) } == [])
+        #expect(Array("127".utf8).withUnsafeBytes { many.value(of: $0).map { Array($0) } } == [])
+    }
+
+    /// A value is rewritten in its entry only when the entry is the hash's
+    /// alone: a snapshot's copy keeps the values it was taken with.
+    @Test func aHashsCopyKeepsItsValuesWhileTheOriginalChanges() {
+        func value(_ hash: HashValue, _ field: String) -> String? {
+            Array(field.utf8).withUnsafeBytes { hash.value(of: $0).map { String(decoding: $0, as: UTF8.self) } }
+        }
+        let hash = HashValue()
+        for field in 0..<1_000 { hash.set(Array("f\(field)".utf8), Array("value \(field)".utf8), limits) }
+        let copy = hash.copy()
+        for field in 0..<1_000 { hash.set(Array("f\(field)".utf8), Array("v\(field)".utf8), limits) }
+        hash.set(Array("f1".utf8), Array("a longer value than any before".utf8), limits)
+        #expect((0..<1_000).allSatisfy { value(copy, "f\($0)") == "value \($0)" })
+        #expect(value(hash, "f1") == "a longer value than any before")
+        #expect((2..<1_000).allSatisfy { value(hash, "f\($0)") == "v\($0)" })
+        // Alone again, the shorter value goes over the longer one in place.
+        hash.set(Array("f1".utf8), Array("x".utf8), limits)
+        #expect(value(hash, "f1") == "x")
+        #expect(hash.count == 1_000 && copy.count == 1_000)
     }
 
     @Test func anIntsetStaysSortedUntilAMemberIsNotAnInteger() {
@@ -155,7 +175,7 @@ import Testing
     }
 
     @Test func aLargeTableRemovesByMovingTheLastMember() {
-        var table = MemberTable()
+        var table = MemberTable<[UInt8]>()
         table.keepsOrder = false
         for member in ["a", "b", "c", "d"] { table.append(Array(member.utf8)) }
         table.remove(at: 1)
@@ -167,7 +187,7 @@ import Testing
     /// The hash index finds every member at its position through growth,
     /// removals that shift the slots after them back, and both orders.
     @Test func theIndexFindsEveryMemberThroughAppendsRemovalsAndInsertions() {
-        var table = MemberTable()
+        var table = MemberTable<[UInt8]>()
         var generator = SystemRandomNumberGenerator()
         var mismatches = 0
         for step in 0..<6_000 {

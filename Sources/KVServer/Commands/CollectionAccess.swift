@@ -189,6 +189,12 @@ struct ScanArguments {
     func matches(_ member: [UInt8]) -> Bool {
         pattern.map { globMatch($0, member) } ?? true
     }
+
+    /// True when `member` passes MATCH.
+    func matches(_ member: UnsafeRawBufferPointer) -> Bool {
+        guard let pattern else { return true }
+        return pattern.withUnsafeBufferPointer { globMatch($0, member.assumingMemoryBound(to: UInt8.self)) }
+    }
 }
 
 extension ReplyWriter {

@@ -103,7 +103,7 @@ private func hincrbyfloat(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter
     guard let hash = ks.hashForWriting(r.raw(1), &out) else { return }
     var current: Float80 = 0
     if let value = hash.value(of: r.raw(2)) {
-        guard let parsed = parseLongDouble(value) else { return out.error("ERR hash value is not a float") }
+        guard let parsed = parseLongDouble(Array(value)) else { return out.error("ERR hash value is not a float") }
         current = parsed
     }
     let result = current + increment

@@ -50,7 +50,7 @@ enum AppendOnlyBase {
             verb = "HSET"
             for index in 0..<hash.count {
                 let (field, value) = hash.entry(at: index)
-                items += [field, value]
+                items += [Array(field), Array(value)]
             }
         case .sortedSet(let sortedSet):
             verb = "ZADD"

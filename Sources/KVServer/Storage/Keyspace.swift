@@ -428,7 +428,7 @@ public final class Keyspace {
     /// keys: 1,000 clients parked on 100 keys each leave 100,000 keys in
     /// one push round, and a Dictionary compared the bytes of every key it
     /// probed (and hashed again the keys after each one removed).
-    @exclusivity(unchecked) private var blockedKeys = MemberTable(keepsOrder: false)
+    @exclusivity(unchecked) private var blockedKeys = MemberTable<[UInt8]>(keepsOrder: false)
     @exclusivity(unchecked) private var blockedClients: [Waiters] = []
     /// Keys that got elements while somebody waited on them, in order,
     /// each once, until the dispatcher serves them (`takeReadyKeys`).

@@ -26,10 +26,22 @@
 
 import Glibc
 
+/// What a MemberTable holds: something with the bytes it is found by (a
+/// set's member, a hash's field with its value: HashEntry).
+protocol TableMember {
+    /// Calls `body` with the bytes this member is found by.
+    func withKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
+}
+
+extension Array: TableMember where Element == UInt8 {
+    @inline(__always)
+    func withKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try withUnsafeBytes(body) }
+}
+
 /// Distinct byte strings by position, with a hash index.
-struct MemberTable {
+struct MemberTable<Member: TableMember> {
     /// The members, in order.
-    private(set) var members: [[UInt8]] = []
+    private(set) var members: [Member] = []
     /// The index: 0 for an empty slot, else the member's hash bits in the
     /// high half and its position + 1 in the low half. Its size is a power
     /// of two, at least a third empty.
@@ -51,17 +63,17 @@ struct MemberTable {
     }
 
     /// The position of `member`, if present.
-    func position(of member: [UInt8]) -> Int? {
-        member.withUnsafeBytes { position(of: $0) }
+    func position(of member: Member) -> Int? {
+        member.withKeyBytes { position(of: $0) }
     }
 
     /// Appends `member`, which must be absent; returns its position.
     @discardableResult
-    mutating func append(_ member: [UInt8]) -> Int {
+    mutating func append(_ member: Member) -> Int {
         precondition(members.count < Int(UInt32.max) - 1, "a collection of 2^32 members")
         if (members.count + 1) * 3 > slots.count * 2 { grow() }
-        let hash = member.withUnsafeBytes { MemberTable.hash($0) }
-        let slot = member.withUnsafeBytes { find($0, hash) }
+        let hash = member.withKeyBytes { MemberTable.hash($0) }
+        let slot = member.withKeyBytes { find($0, hash) }
         members.append(member)
         slots[slot] = MemberTable.slot(hash, members.count - 1)
         return members.count - 1
@@ -69,7 +81,7 @@ struct MemberTable {
 
     /// Inserts `member`, which must be absent, at `position`, shifting
     /// the members after it (small collections only: O(n)).
-    mutating func insert(_ member: [UInt8], at position: Int) {
+    mutating func insert(_ member: Member, at position: Int) {
         if (members.count + 1) * 3 > slots.count * 2 { grow() }
         members.insert(member, at: position)
         reindex()
@@ -77,9 +89,9 @@ struct MemberTable {
 
     /// The position of `member` and its slot in the index, if present
     /// (for a `remove` that follows, with no change in between).
-    func locate(_ member: [UInt8]) -> (position: Int, slot: Int)? {
+    func locate(_ member: Member) -> (position: Int, slot: Int)? {
         guard !slots.isEmpty else { return nil }
-        let slot = member.withUnsafeBytes { find($0, MemberTable.hash($0)) }
+        let slot = member.withKeyBytes { find($0, MemberTable.hash($0)) }
         return slots[slot] == 0 ? nil : (MemberTable.position(slots[slot]), slot)
     }
 
@@ -87,9 +99,9 @@ struct MemberTable {
     /// `keepsOrder`; otherwise the last one moves into the hole. Returns
     /// the member. `slot`: its slot, when `locate` found it.
     @discardableResult
-    mutating func remove(at position: Int, slot known: Int? = nil) -> [UInt8] {
+    mutating func remove(at position: Int, slot known: Int? = nil) -> Member {
         let member = members[position]
-        let slot = known ?? member.withUnsafeBytes { find($0, MemberTable.hash($0)) }
+        let slot = known ?? member.withKeyBytes { find($0, MemberTable.hash($0)) }
         vacate(slot)
         if keepsOrder {
             members.remove(at: position)
@@ -102,6 +114,12 @@ struct MemberTable {
             }
         }
         return member
+    }
+
+    /// Changes the member at `position` in place; `body` must keep its key
+    /// bytes (a hash's field whose value changes).
+    mutating func modify(at position: Int, _ body: (inout Member) -> Void) {
+        body(&members[position])
     }
 
     /// Empties the table.
@@ -134,7 +152,7 @@ struct MemberTable {
                 let slot = slots[index]
                 if slot == 0 { return index }
                 if UInt32(truncatingIfNeeded: slot >> 32) == hash
-                    && members[MemberTable.position(slot)].withUnsafeBytes({ equalBytes($0, member) })
+                    && members[MemberTable.position(slot)].withKeyBytes({ equalBytes($0, member) })
                 {
                     return index
                 }
@@ -144,8 +162,8 @@ struct MemberTable {
     }
 
     /// Points the slot of `member`, found at `old`, at `position`.
-    private mutating func move(_ member: [UInt8], from old: Int, to position: Int) {
-        let hash = member.withUnsafeBytes { MemberTable.hash($0) }
+    private mutating func move(_ member: Member, from old: Int, to position: Int) {
+        let hash = member.withKeyBytes { MemberTable.hash($0) }
         let mask = slots.count - 1
         var index = Int(hash) & mask
         while slots[index] != MemberTable.slot(hash, old) { index = (index + 1) & mask }
@@ -157,8 +175,8 @@ struct MemberTable {
     private mutating func reindex() {
         slots = Array(repeating: 0, count: slots.count)
         for position in members.indices {
-            let hash = members[position].withUnsafeBytes { MemberTable.hash($0) }
-            let slot = members[position].withUnsafeBytes { find($0, hash) }
+            let hash = members[position].withKeyBytes { MemberTable.hash($0) }
+            let slot = members[position].withKeyBytes { find($0, hash) }
             slots[slot] = MemberTable.slot(hash, position)
         }
     }

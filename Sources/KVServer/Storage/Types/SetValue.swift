@@ -12,7 +12,7 @@
 final class SetValue {
     /// The snapshot generation this object was made in (Persistence/Snapshot.swift).
     var snapshotEpoch = 0
-    private(set) var members = MemberTable()
+    private(set) var members = MemberTable<[UInt8]>()
 
     init() {}
 

@@ -16,7 +16,8 @@
 // So a node is one allocation, as Redis's zskiplistNode is: a fixed header
 // (the member, the score, the backward link, the level and the member's
 // hash, which the set's index reads when it grows) followed by `level`
-// (forward, span) pairs, 48 bytes for most nodes. The list owns its nodes
+// (forward, span) pairs, 48 bytes for most nodes; the head has only the
+// levels the list has used. The list owns its nodes
 // and frees them itself (`remove`, `deinit`, walking level 0: no recursion
 // however long the list). A `Node` is a plain pointer, valid until its
 // element is removed or the list is freed; commands read nodes within one
@@ -121,18 +122,31 @@ final class SkipList {
         }
     }
 
-    private let head = Node.make(level: SkipList.maxLevel, score: 0, member: [], hash: 0)
+    /// The head: links only, as many levels as the list has used (it
+    /// grows to at most `maxLevel`: a small set does not pay Redis's 32).
+    private var head = Node.make(level: 4, score: 0, member: [], hash: 0)
+    private var headLevels = 4
     private(set) var tail: Node?
     private(set) var count = 0
     private var level = 1
     private var randomState: UInt64 = 0x2545_F491_4F6C_DD1D
-    /// Scratch for insert and remove: the last node before the element on
-    /// each level, and its rank (kept here, not allocated per insert).
-    private var update: [Node]
-    private var rank = [Int](repeating: 0, count: SkipList.maxLevel)
 
-    init() {
-        update = [Node](repeating: head, count: SkipList.maxLevel)
+    init() {}
+
+    /// Gives the head at least `levels` levels: a new head with the old
+    /// one's links. Returns the old head (freed by the caller once no
+    /// pointer to it is left), or nil when it was big enough.
+    private func growHead(to levels: Int) -> Node? {
+        guard levels > headLevels else { return nil }
+        let old = head
+        let size = min(SkipList.maxLevel, max(levels, headLevels * 2))
+        head = Node.make(level: size, score: 0, member: [], hash: 0)
+        for i in 0..<headLevels {
+            head.setForward(i, old.forward(i))
+            head.setSpan(i, old.span(i))
+        }
+        headLevels = size
+        return old
     }
 
     deinit {
@@ -190,36 +204,43 @@ final class SkipList {
     /// the member's hash, kept in the node for the set's index.
     @discardableResult
     func insert(_ score: Double, _ member: [UInt8], hash: UInt32) -> Node {
-        var x = head
-        for i in stride(from: level - 1, through: 0, by: -1) {
-            rank[i] = i == level - 1 ? 0 : rank[i + 1]
-            while let next = x.forward(i), SkipList.precedes(next, score, member) {
-                rank[i] += x.span(i)
-                x = next
-            }
-            update[i] = x
-        }
         let newLevel = randomLevel()
-        if newLevel > level {
-            for i in level..<newLevel {
-                rank[i] = 0
-                update[i] = head
-                head.setSpan(i, count)
+        growHead(to: newLevel)?.free()  // before the search: nothing points at the old head yet
+        // The search's scratch is on the stack: an allocation per insert
+        // cost more than the rest of it.
+        return withUnsafeTemporaryAllocation(of: Node.self, capacity: SkipList.maxLevel) { update in
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: SkipList.maxLevel) { rank in
+                var x = head
+                for i in stride(from: level - 1, through: 0, by: -1) {
+                    rank[i] = i == level - 1 ? 0 : rank[i + 1]
+                    while let next = x.forward(i), SkipList.precedes(next, score, member) {
+                        rank[i] += x.span(i)
+                        x = next
+                    }
+                    update[i] = x
+                }
+                if newLevel > level {
+                    for i in level..<newLevel {
+                        rank[i] = 0
+                        update[i] = head
+                        head.setSpan(i, count)
+                    }
+                    level = newLevel
+                }
+                let node = Node.make(level: newLevel, score: score, member: member, hash: hash)
+                for i in 0..<newLevel {
+                    node.setForward(i, update[i].forward(i))
+                    update[i].setForward(i, node)
+                    node.setSpan(i, update[i].span(i) - (rank[0] - rank[i]))
+                    update[i].setSpan(i, (rank[0] - rank[i]) + 1)
+                }
+                for i in newLevel..<level { update[i].setSpan(i, update[i].span(i) + 1) }
+                node.backward = update[0] == head ? nil : update[0]
+                if let next = node.next { next.backward = node } else { tail = node }
+                count += 1
+                return node
             }
-            level = newLevel
         }
-        let node = Node.make(level: newLevel, score: score, member: member, hash: hash)
-        for i in 0..<newLevel {
-            node.setForward(i, update[i].forward(i))
-            update[i].setForward(i, node)
-            node.setSpan(i, update[i].span(i) - (rank[0] - rank[i]))
-            update[i].setSpan(i, (rank[0] - rank[i]) + 1)
-        }
-        for i in newLevel..<level { update[i].setSpan(i, update[i].span(i) + 1) }
-        node.backward = update[0] == head ? nil : update[0]
-        if let next = node.next { next.backward = node } else { tail = node }
-        count += 1
-        return node
     }
 
     /// Appends `elements`, which must sort after every element already
@@ -245,6 +266,10 @@ final class SkipList {
         }
         for (member, score, hash) in elements {
             let newLevel = randomLevel()
+            if let old = growHead(to: newLevel) {
+                for i in 0..<level where last[i] == old { last[i] = head }
+                old.free()
+            }
             if newLevel > level {
                 for i in level..<newLevel {
                     last[i] = head
@@ -272,22 +297,20 @@ final class SkipList {
     /// Removes `node`, an element of this list, and frees it.
     func remove(_ node: Node) {
         let (score, member) = (node.score, node.member)
-        var x = head
-        for i in stride(from: level - 1, through: 0, by: -1) {
-            while let next = x.forward(i), next != node,
-                SkipList.precedes(next, score, member)
-            {
-                x = next
+        withUnsafeTemporaryAllocation(of: Node.self, capacity: SkipList.maxLevel) { update in
+            var x = head
+            for i in stride(from: level - 1, through: 0, by: -1) {
+                while let next = x.forward(i), next != node, SkipList.precedes(next, score, member) { x = next }
+                update[i] = x
             }
-            update[i] = x
-        }
-        precondition(x.next == node, "SkipList.remove: the node is not in this list")
-        for i in 0..<level {
-            if update[i].forward(i) == node {
-                update[i].setSpan(i, update[i].span(i) + node.span(i) - 1)
-                update[i].setForward(i, node.forward(i))
-            } else {
-                update[i].setSpan(i, update[i].span(i) - 1)
+            precondition(x.next == node, "SkipList.remove: the node is not in this list")
+            for i in 0..<level {
+                if update[i].forward(i) == node {
+                    update[i].setSpan(i, update[i].span(i) + node.span(i) - 1)
+                    update[i].setForward(i, node.forward(i))
+                } else {
+                    update[i].setSpan(i, update[i].span(i) - 1)
+                }
             }
         }
         if let next = node.next { next.backward = node.backward } else { tail = node.backward }
