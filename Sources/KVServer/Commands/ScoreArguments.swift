@@ -130,21 +130,29 @@ struct LexRange {
         }
     }
 
-    func isAboveMin(_ member: [UInt8]) -> Bool {
+    func isAboveMin(_ member: [UInt8]) -> Bool { member.withUnsafeBytes { isAboveMin($0) } }
+
+    func isBelowMax(_ member: [UInt8]) -> Bool { member.withUnsafeBytes { isBelowMax($0) } }
+
+    func isAboveMin(_ member: UnsafeRawBufferPointer) -> Bool {
         switch min {
         case .minusInfinity: true
         case .plusInfinity: false
         case .value(let value, let exclusive):
-            exclusive ? SkipList.compare(member, value) > 0 : SkipList.compare(member, value) >= 0
+            value.withUnsafeBytes { value in
+                exclusive ? SkipList.compare(member, value) > 0 : SkipList.compare(member, value) >= 0
+            }
         }
     }
 
-    func isBelowMax(_ member: [UInt8]) -> Bool {
+    func isBelowMax(_ member: UnsafeRawBufferPointer) -> Bool {
         switch max {
         case .minusInfinity: false
         case .plusInfinity: true
         case .value(let value, let exclusive):
-            exclusive ? SkipList.compare(member, value) < 0 : SkipList.compare(member, value) <= 0
+            value.withUnsafeBytes { value in
+                exclusive ? SkipList.compare(member, value) < 0 : SkipList.compare(member, value) <= 0
+            }
         }
     }
 

@@ -182,7 +182,7 @@ private func rank(_ ks: Keyspace, _ r: Request, reverse: Bool, _ out: inout Repl
 /// all). A negative offset gives nothing, as in Redis.
 func byScore(
     _ sortedSet: SortedSetValue, _ range: ScoreRange, reverse: Bool, offset: Int, limit: Int
-) -> [ScoredMember] {
+) -> [SkipList.Node] {
     guard !range.isEmpty, offset >= 0 else { return [] }
     var node =
         reverse
@@ -193,13 +193,14 @@ func byScore(
 }
 
 /// Like `byScore`, over a lexicographic range.
-func byLex(_ sortedSet: SortedSetValue, _ range: LexRange, reverse: Bool, offset: Int, limit: Int) -> [ScoredMember] {
+func byLex(_ sortedSet: SortedSetValue, _ range: LexRange, reverse: Bool, offset: Int, limit: Int) -> [SkipList.Node] {
     guard !range.isEmpty, offset >= 0 else { return [] }
     var node =
         reverse
-        ? sortedSet.order.last { !range.isBelowMax($0.member) } : sortedSet.order.first { !range.isAboveMin($0.member) }
+        ? sortedSet.order.last { !range.isBelowMax($0.memberBytes) }
+        : sortedSet.order.first { !range.isAboveMin($0.memberBytes) }
     return walk(&node, reverse: reverse, offset: offset, limit: limit) {
-        reverse ? range.isAboveMin($0.member) : range.isBelowMax($0.member)
+        reverse ? range.isAboveMin($0.memberBytes) : range.isBelowMax($0.memberBytes)
     }
 }
 
@@ -207,14 +208,14 @@ func byLex(_ sortedSet: SortedSetValue, _ range: LexRange, reverse: Bool, offset
 /// then collects up to `limit` (negative: no limit).
 private func walk(
     _ node: inout SkipList.Node?, reverse: Bool, offset: Int, limit: Int, inRange: (SkipList.Node) -> Bool
-) -> [ScoredMember] {
+) -> [SkipList.Node] {
     var skipped = 0
-    var result: [ScoredMember] = []
+    var result: [SkipList.Node] = []
     while let current = node, inRange(current), limit < 0 || result.count < limit {
         if skipped < offset {
             skipped += 1
         } else {
-            result.append((current.member, current.score))
+            result.append(current)
         }
         node = reverse ? current.backward : current.next
     }
@@ -269,7 +270,7 @@ private func zrange(
     // REV with BYSCORE or BYLEX takes the range as max, min.
     let (low, high) =
         descending && kind != .rank ? (r.raw(start + 2), r.raw(start + 1)) : (r.raw(start + 1), r.raw(start + 2))
-    var pick: (SortedSetValue) -> [ScoredMember]
+    var pick: (SortedSetValue) -> [SkipList.Node]
     switch kind {
     case .score:
         guard let range = ScoreRange(low, high) else { return out.error("ERR min or max is not a float") }
@@ -287,7 +288,7 @@ private func zrange(
     guard let found = ks.lookupSortedSet(r.raw(start), &out) else { return }
     let result = found.map(pick) ?? []
     if let store {
-        storeSortedSet(ks, store, result)
+        storeSortedSet(ks, store, result.map { ($0.member, $0.score) })
         return out.integer(result.count)
     }
     replyScored(result, withScores: withScores, &out)
@@ -323,8 +324,18 @@ func replyScored(_ members: [ScoredMember], withScores: Bool, _ out: inout Reply
     }
 }
 
+/// The same, from a sorted set's nodes (their bytes, not copies).
+func replyScored(_ nodes: [SkipList.Node], withScores: Bool, _ out: inout ReplyWriter) {
+    out.arrayHeader(withScores && !out.resp3 ? nodes.count * 2 : nodes.count)
+    for node in nodes {
+        if withScores && out.resp3 { out.arrayHeader(2) }
+        out.bulk(node.memberBytes)
+        if withScores { out.double(node.score) }
+    }
+}
+
 private func removeRange(_ ks: Keyspace, _ r: Request, _ kind: RangeKind, _ out: inout ReplyWriter) {
-    var pick: (SortedSetValue) -> [ScoredMember]
+    var pick: (SortedSetValue) -> [SkipList.Node]
     switch kind {
     case .score:
         guard let range = ScoreRange(r.raw(2), r.raw(3)) else { return out.error("ERR min or max is not a float") }
@@ -346,7 +357,7 @@ private func removeRange(_ ks: Keyspace, _ r: Request, _ kind: RangeKind, _ out:
     guard let found = ks.lookupSortedSet(r.raw(1), &out) else { return }
     guard let sortedSet = found else { return out.integer(0) }
     let doomed = pick(sortedSet)
-    for (member, _) in doomed { sortedSet.remove(member) }
+    for node in doomed { sortedSet.remove(node) }
     if !doomed.isEmpty { ks.changedCollection(r.raw(1), count: sortedSet.count) }
     out.integer(doomed.count)
 }
@@ -387,7 +398,7 @@ func popScores(
     for _ in 0..<taken {
         guard let node = max ? sortedSet.order.tail : sortedSet.order.first else { break }
         let (member, score) = (node.member, node.score)
-        sortedSet.remove(member)
+        sortedSet.remove(node)
         if shape == .pairs || shape == .keyAndPairs { out.arrayHeader(2) }
         out.bulk(member)
         out.double(score)
@@ -415,7 +426,8 @@ private func zrandmember(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
     guard r.count >= 3 else {
         guard let found = ks.lookupSortedSet(r.raw(1), &out) else { return }
         guard let sortedSet = found, sortedSet.count > 0 else { return out.null() }
-        return out.bulk(sortedSet.order.node(atRank: Int.random(in: 1...sortedSet.count, using: &ks.random))!.member)
+        return out.bulk(
+            sortedSet.order.node(atRank: Int.random(in: 1...sortedSet.count, using: &ks.random))!.memberBytes)
     }
     guard let (requested, withScores) = randomCount(r, "withscores", &out) else { return }
     guard let found = ks.lookupSortedSet(r.raw(1), &out) else { return }
@@ -428,7 +440,7 @@ private func zrandmember(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
     forEachRandomPosition(requested, of: size, using: &ks.random, &out) { position, out in
         let node = sortedSet.order.node(atRank: whole ? size - position : position + 1)!
         if withScores && out.resp3 { out.arrayHeader(2) }
-        out.bulk(node.member)
+        out.bulk(node.memberBytes)
         if withScores { out.double(node.score) }
     }
 }
@@ -439,12 +451,12 @@ private func zscan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let sortedSet = found else { return out.emptyScan() }
     // A rank is a position here: a compact set is answered whole, in order.
     let (next, positions) = scan.step(total: sortedSet.count, whole: sortedSet.isCompact)
-    let members = positions.compactMap { sortedSet.order.node(atRank: $0 + 1) }.filter { scan.matches($0.member) }
+    let members = positions.compactMap { sortedSet.order.node(atRank: $0 + 1) }.filter { scan.matches($0.memberBytes) }
     out.arrayHeader(2)
     out.bulk(decimalBytes(next))
     out.arrayHeader(members.count * 2)
     for node in members {
-        out.bulk(node.member)
+        out.bulk(node.memberBytes)
         out.bulk(scoreText(node.score))
     }
 }
@@ -477,7 +489,8 @@ private func combine(
         }
         switch entry.collection {
         case .sortedSet(let sortedSet):  // never empty: an emptied sorted set is deleted
-            inputs.append(sortedSet.elements(ranks: 0...(sortedSet.count - 1), reverse: false))
+            inputs.append(
+                sortedSet.elements(ranks: 0...(sortedSet.count - 1), reverse: false).map { ($0.member, $0.score) })
         case .set(let set): inputs.append((0..<set.count).map { (set[$0], 1.0) })
         default: return out.error(wrongTypeError)
         }

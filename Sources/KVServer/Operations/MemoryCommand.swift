@@ -211,7 +211,7 @@ private func memoryEstimate(key: UnsafeRawBufferPointer, _ entry: Keyspace.Entry
         var node = sortedSet.order.first
         total += scaled(sortedSet.count) { _ in
             defer { node = node?.next }
-            return 3 * elementOverhead + (node?.member.count ?? 0)
+            return 3 * elementOverhead + (node?.memberBytes.count ?? 0)
         }
     case nil:
         break

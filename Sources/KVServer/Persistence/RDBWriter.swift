@@ -78,7 +78,7 @@ enum RDBWriter {
             try header(out, RDBFormat.sortedSet2, key, sortedSet.count)
             var node = sortedSet.order.first
             while let current = node {
-                try string(out, current.member)
+                try string(out, current.memberBytes)
                 var bits = current.score.bitPattern.littleEndian
                 try withUnsafeBytes(of: &bits) { (raw) in try out.bytes(raw) }
                 node = current.next

@@ -50,7 +50,7 @@ struct NodeIndex {
                 if slot == 0 { return nil }
                 if slot & ~NodeIndex.addressMask == NodeIndex.tag(hash) {
                     let node = NodeIndex.node(slot)
-                    if node.member.withUnsafeBytes({ equalBytes($0, member) }) { return node }
+                    if equalBytes(node.memberBytes, member) { return node }
                 }
                 index = (index + 1) & mask
             }

@@ -14,10 +14,11 @@
 // allocations and 190 bytes an element.
 //
 // So a node is one allocation, as Redis's zskiplistNode is: a fixed header
-// (the member, the score, the backward link, the level and the member's
-// hash, which the set's index reads when it grows) followed by `level`
-// (forward, span) pairs, 48 bytes for most nodes; the head has only the
-// levels the list has used. The list owns its nodes
+// (the score, the backward link, the level, the member's length and its
+// hash, which the set's index reads when it grows), `level` (forward,
+// span) pairs, then the member's bytes: 64 bytes for most nodes of a short
+// member, where a separate member array was another 64. The head has only
+// the levels the list has used. The list owns its nodes
 // and frees them itself (`remove`, `deinit`, walking level 0: no recursion
 // however long the list). A `Node` is a plain pointer, valid until its
 // element is removed or the list is freed; commands read nodes within one
@@ -33,17 +34,23 @@ final class SkipList {
     struct Node: Equatable {
         fileprivate let raw: UnsafeMutableRawPointer
 
-        // The header's layout, in bytes.
-        private static let scoreOffset = 8
-        private static let backwardOffset = 16
-        private static let levelOffset = 24
-        private static let hashOffset = 28
+        // The header's layout, in bytes; the levels follow it, then the
+        // member's bytes.
+        private static let scoreOffset = 0
+        private static let backwardOffset = 8
+        private static let levelOffset = 16
+        private static let hashOffset = 20
+        private static let lengthOffset = 24
         fileprivate static let headerSize = 32
 
         /// Allocates a node of `level` levels, its links empty.
-        fileprivate static func make(level: Int, score: Double, member: [UInt8], hash: UInt32) -> Node {
-            let raw = malloc(headerSize + 16 * level)!
-            raw.initializeMemory(as: [UInt8].self, repeating: member, count: 1)
+        fileprivate static func make(level: Int, score: Double, member: UnsafeRawBufferPointer, hash: UInt32) -> Node {
+            precondition(member.count < Int(UInt32.max), "a sorted-set member of 4 GiB")
+            let raw = malloc(headerSize + 16 * level + member.count)!
+            if let base = member.baseAddress {
+                (raw + headerSize + 16 * level).copyMemory(from: base, byteCount: member.count)
+            }
+            raw.storeBytes(of: UInt32(member.count), toByteOffset: lengthOffset, as: UInt32.self)
             raw.storeBytes(of: score, toByteOffset: scoreOffset, as: Double.self)
             raw.storeBytes(of: nil, toByteOffset: backwardOffset, as: UnsafeMutableRawPointer?.self)
             raw.storeBytes(of: UInt32(level), toByteOffset: levelOffset, as: UInt32.self)
@@ -55,11 +62,8 @@ final class SkipList {
             return Node(raw: raw)
         }
 
-        /// Frees the node (its member's reference too).
-        fileprivate func free() {
-            raw.assumingMemoryBound(to: [UInt8].self).deinitialize(count: 1)
-            Glibc.free(raw)
-        }
+        /// Frees the node.
+        fileprivate func free() { Glibc.free(raw) }
 
         /// The node at `raw`, if any.
         @inline(__always)
@@ -78,7 +82,15 @@ final class SkipList {
         /// The node's address (an index's slot; NodeIndex).
         var address: UnsafeMutableRawPointer { raw }
 
-        var member: [UInt8] { raw.assumingMemoryBound(to: [UInt8].self).pointee }
+        /// The member's bytes, valid while the node is.
+        var memberBytes: UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(
+                start: raw + Node.headerSize + 16 * level,
+                count: Int(raw.load(fromByteOffset: Node.lengthOffset, as: UInt32.self)))
+        }
+
+        /// A copy of the member's bytes.
+        var member: [UInt8] { Array(memberBytes) }
 
         var score: Double {
             get { raw.load(fromByteOffset: Node.scoreOffset, as: Double.self) }
@@ -124,7 +136,7 @@ final class SkipList {
 
     /// The head: links only, as many levels as the list has used (it
     /// grows to at most `maxLevel`: a small set does not pay Redis's 32).
-    private var head = Node.make(level: 4, score: 0, member: [], hash: 0)
+    private var head = Node.make(level: 4, score: 0, member: UnsafeRawBufferPointer(start: nil, count: 0), hash: 0)
     private var headLevels = 4
     private(set) var tail: Node?
     private(set) var count = 0
@@ -140,7 +152,7 @@ final class SkipList {
         guard levels > headLevels else { return nil }
         let old = head
         let size = min(SkipList.maxLevel, max(levels, headLevels * 2))
-        head = Node.make(level: size, score: 0, member: [], hash: 0)
+        head = Node.make(level: size, score: 0, member: UnsafeRawBufferPointer(start: nil, count: 0), hash: 0)
         for i in 0..<headLevels {
             head.setForward(i, old.forward(i))
             head.setSpan(i, old.span(i))
@@ -169,22 +181,20 @@ final class SkipList {
 
     /// `node` sorts before (score, member).
     @inline(__always)
-    static func precedes(_ node: Node, _ score: Double, _ member: [UInt8]) -> Bool {
+    static func precedes(_ node: Node, _ score: Double, _ member: UnsafeRawBufferPointer) -> Bool {
         let nodeScore = node.score
-        return nodeScore < score || (nodeScore == score && compare(node.member, member) < 0)
+        return nodeScore < score || (nodeScore == score && compare(node.memberBytes, member) < 0)
     }
 
     /// memcmp order, the shorter first on a common prefix (Redis's sdscmp).
     static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a.withUnsafeBytes { a in b.withUnsafeBytes { b in compare(a, b) } }
+    }
+
+    /// memcmp order, the shorter first on a common prefix (Redis's sdscmp).
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         let common = min(a.count, b.count)
-        let result =
-            common == 0
-            ? 0
-            : a.withUnsafeBytes { x in
-                b.withUnsafeBytes { y in
-                    Int(memcmp(x.baseAddress!, y.baseAddress!, common))
-                }
-            }
+        let result = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
         return result != 0 ? result : a.count - b.count
     }
 
@@ -203,7 +213,7 @@ final class SkipList {
     /// Inserts (score, member); the member must not be present. `hash`:
     /// the member's hash, kept in the node for the set's index.
     @discardableResult
-    func insert(_ score: Double, _ member: [UInt8], hash: UInt32) -> Node {
+    func insert(_ score: Double, _ member: UnsafeRawBufferPointer, hash: UInt32) -> Node {
         let newLevel = randomLevel()
         growHead(to: newLevel)?.free()  // before the search: nothing points at the old head yet
         // The search's scratch is on the stack: an allocation per insert
@@ -243,15 +253,50 @@ final class SkipList {
         }
     }
 
-    /// Appends `elements`, which must sort after every element already
-    /// here and each after the one before (distinct members, Redis's
-    /// order), calling `added` with each new node. A store of a computed
-    /// result (ZUNIONSTORE and friends) and a copy come sorted: each
-    /// element links after the last node of each of its levels, with no
-    /// search from the head.
-    func append(
-        sorted elements: some Sequence<(member: [UInt8], score: Double, hash: UInt32)>, _ added: (Node) -> Void
-    ) {
+    /// Appends elements that sort after every element already here, each
+    /// after the one before (distinct members, Redis's order). A store of
+    /// a computed result (ZUNIONSTORE and friends) and a copy come sorted:
+    /// each element links after the last node of each of its levels, with
+    /// no search from the head.
+    struct Appender {
+        fileprivate let list: SkipList
+        fileprivate var last: [Node]
+        fileprivate var lastRank: [Int]
+
+        /// Appends (score, member), `hash` as for `insert`.
+        @discardableResult
+        mutating func append(_ score: Double, _ member: UnsafeRawBufferPointer, hash: UInt32) -> Node {
+            let newLevel = list.randomLevel()
+            if let old = list.growHead(to: newLevel) {
+                for i in 0..<list.level where last[i] == old { last[i] = list.head }
+                old.free()
+            }
+            if newLevel > list.level {
+                for i in list.level..<newLevel {
+                    last[i] = list.head
+                    lastRank[i] = 0
+                    list.head.setSpan(i, list.count)
+                }
+                list.level = newLevel
+            }
+            let node = Node.make(level: newLevel, score: score, member: member, hash: hash)
+            let rank = list.count + 1
+            for i in 0..<newLevel {
+                last[i].setForward(i, node)
+                last[i].setSpan(i, rank - lastRank[i])
+                last[i] = node
+                lastRank[i] = rank
+            }
+            for i in newLevel..<list.level { last[i].setSpan(i, last[i].span(i) + 1) }
+            node.backward = list.tail
+            list.tail = node
+            list.count = rank
+            return node
+        }
+    }
+
+    /// An appender after the last element.
+    func appender() -> Appender {
         var last = [Node](repeating: head, count: SkipList.maxLevel)
         var lastRank = [Int](repeating: 0, count: SkipList.maxLevel)
         var x = head
@@ -264,39 +309,12 @@ final class SkipList {
             last[i] = x
             lastRank[i] = traversed
         }
-        for (member, score, hash) in elements {
-            let newLevel = randomLevel()
-            if let old = growHead(to: newLevel) {
-                for i in 0..<level where last[i] == old { last[i] = head }
-                old.free()
-            }
-            if newLevel > level {
-                for i in level..<newLevel {
-                    last[i] = head
-                    lastRank[i] = 0
-                    head.setSpan(i, count)
-                }
-                level = newLevel
-            }
-            let node = Node.make(level: newLevel, score: score, member: member, hash: hash)
-            let rank = count + 1
-            for i in 0..<newLevel {
-                last[i].setForward(i, node)
-                last[i].setSpan(i, rank - lastRank[i])
-                last[i] = node
-                lastRank[i] = rank
-            }
-            for i in newLevel..<level { last[i].setSpan(i, last[i].span(i) + 1) }
-            node.backward = tail
-            tail = node
-            count = rank
-            added(node)
-        }
+        return Appender(list: self, last: last, lastRank: lastRank)
     }
 
     /// Removes `node`, an element of this list, and frees it.
     func remove(_ node: Node) {
-        let (score, member) = (node.score, node.member)
+        let (score, member) = (node.score, node.memberBytes)
         withUnsafeTemporaryAllocation(of: Node.self, capacity: SkipList.maxLevel) { update in
             var x = head
             for i in stride(from: level - 1, through: 0, by: -1) {
@@ -322,18 +340,20 @@ final class SkipList {
     /// Gives `node` the score `score` if that leaves it where it is in the
     /// order (Redis's zslUpdateScore fast path); false when it would move.
     func rescoreInPlace(_ node: Node, _ score: Double) -> Bool {
-        let member = node.member
-        if let previous = node.backward, !SkipList.precedes(previous.score, previous.member, score, member) {
+        let member = node.memberBytes
+        if let previous = node.backward, !SkipList.precedes(previous, score, member) { return false }
+        if let next = node.next,
+            !(score < next.score || (score == next.score && SkipList.compare(member, next.memberBytes) < 0))
+        {
             return false
         }
-        if let next = node.next, !SkipList.precedes(score, member, next.score, next.member) { return false }
         node.score = score
         return true
     }
 
     /// The 1-based rank of `node`, an element of this list.
     func rank(of node: Node) -> Int {
-        let (score, member) = (node.score, node.member)
+        let (score, member) = (node.score, node.memberBytes)
         var rank = 0
         var x = head
         for i in stride(from: level - 1, through: 0, by: -1) {

@@ -40,11 +40,11 @@ final class SortedSetValue {
             if order.rescoreInPlace(node, score) { return false }
             // The new node goes in before the old one leaves: the index
             // finds the old one's slot through it.
-            index.replace(node, with: order.insert(score, member, hash: hash))
+            index.replace(node, with: member.withUnsafeBytes { order.insert(score, $0, hash: hash) })
             order.remove(node)
             return false
         }
-        index.insert(order.insert(score, member, hash: hash))
+        index.insert(member.withUnsafeBytes { order.insert(score, $0, hash: hash) })
         return true
     }
 
@@ -60,23 +60,25 @@ final class SortedSetValue {
             members.indices.first { $0 >= limits.zsetEntries || members[$0].member.count > limits.zsetValue }
             ?? members.count
         isCompact = compactCount == members.count
-        order.append(
-            sorted: members.enumerated().lazy.map { position, element in
-                (
-                    element.member, position < compactCount && element.score == 0 ? 0 : element.score,
-                    element.member.withUnsafeBytes { NodeIndex.hash($0) }
-                )
-            }
-        ) { index.insert($0) }
+        var appender = order.appender()
+        for (position, (member, score)) in members.enumerated() {
+            let score = position < compactCount && score == 0 ? 0 : score
+            member.withUnsafeBytes { index.insert(appender.append(score, $0, hash: NodeIndex.hash($0))) }
+        }
     }
 
     /// Removes `member`; true when it was there.
     @discardableResult
     func remove(_ member: [UInt8]) -> Bool {
         guard let node = member.withUnsafeBytes({ index.node($0) }) else { return false }
+        remove(node)
+        return true
+    }
+
+    /// Removes the element at `node`, which is then freed.
+    func remove(_ node: SkipList.Node) {
         index.remove(node)
         order.remove(node)
-        return true
     }
 
     /// The 0-based rank of `member` from the lowest, if present.
@@ -84,14 +86,15 @@ final class SortedSetValue {
         member.withUnsafeBytes { index.node($0) }.map { order.rank(of: $0) - 1 }
     }
 
-    /// The (member, score) pairs at 0-based ranks `range`, lowest first
-    /// (`reverse`: ranks counted from the highest, highest first).
-    func elements(ranks range: ClosedRange<Int>, reverse: Bool) -> [(member: [UInt8], score: Double)] {
-        var result: [(member: [UInt8], score: Double)] = []
+    /// The elements at 0-based ranks `range`, lowest first (`reverse`:
+    /// ranks counted from the highest, highest first). The nodes are the
+    /// set's own: read them while the set is held and unchanged.
+    func elements(ranks range: ClosedRange<Int>, reverse: Bool) -> [SkipList.Node] {
+        var result: [SkipList.Node] = []
         result.reserveCapacity(range.count)
         var node = order.node(atRank: reverse ? count - range.lowerBound : range.lowerBound + 1)
         while let current = node, result.count < range.count {
-            result.append((current.member, current.score))
+            result.append(current)
             node = reverse ? current.backward : current.next
         }
         return result
@@ -101,13 +104,12 @@ final class SortedSetValue {
         let copy = SortedSetValue()
         copy.isCompact = isCompact
         copy.index.reserveCapacity(count)
-        copy.order.append(
-            sorted: sequence(state: order.first) { node -> (member: [UInt8], score: Double, hash: UInt32)? in
-                guard let current = node else { return nil }
-                node = current.next
-                return (current.member, current.score, current.hash)
-            }
-        ) { copy.index.insert($0) }
+        var appender = copy.order.appender()
+        var node = order.first
+        while let current = node {
+            copy.index.insert(appender.append(current.score, current.memberBytes, hash: current.hash))
+            node = current.next
+        }
         return copy
     }
 }
