@@ -351,7 +351,15 @@ func driver() {
     }
     if let route = throughputOnly {
         _ = throughput(route, 1, max(M / 10, 1))  // warm-up, not reported
+        let before = loop.stats
         result(route.peer, "throughput_p1", throughput(route, 1, M), "ops_per_s")
+        // How the run went: a loop that keeps up drains small batches and
+        // is woken (an eventfd write) far more often than one that lags.
+        let after = loop.stats
+        let posts = Double(after.posted - before.posted)
+        emit(
+            "NOTE peer=\(route.peer) wakeups_per_1000_posts=\(fixed(Double(after.wakeUpsWritten - before.wakeUpsWritten) * 1000 / posts, 3))"
+                + " posts_per_drain=\(fixed(posts / Double(max(after.drains - before.drains, 1)), 1))")
         exit(failed ? 1 : 0)
     }
     let onMain = try! loop.postAndWait { EventLoop.isMainThread }
