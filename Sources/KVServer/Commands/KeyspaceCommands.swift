@@ -69,6 +69,17 @@ func parseInteger(_ bytes: UnsafeRawBufferPointer) -> Int? {
     if negative { index = 1 }
     guard index < bytes.count, bytes[index] >= UInt8(ascii: "1"), bytes[index] <= UInt8(ascii: "9") else { return nil }
     var magnitude: UInt64 = 0
+    if bytes.count - index <= 18 {
+        // Up to 18 digits cannot overflow (nor pass Int.max): no check per
+        // digit, the common case of every counter and length.
+        while index < bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit <= 9 else { return nil }
+            magnitude = magnitude &* 10 &+ UInt64(digit)
+            index &+= 1
+        }
+        return negative ? -Int(magnitude) : Int(magnitude)
+    }
     while index < bytes.count {
         let digit = bytes[index]
         guard digit >= UInt8(ascii: "0") && digit <= UInt8(ascii: "9") else { return nil }

@@ -216,6 +216,16 @@ public struct RESPParser {
             if negative { index += 1 }
             guard index < end else { return nil }
             var value = 0
+            if end - index <= 18 {
+                // Up to 18 digits cannot overflow: no check per digit.
+                while index < end {
+                    let digit = buffer[index] &- 48
+                    guard digit <= 9 else { return nil }
+                    value = value &* 10 &+ Int(digit)
+                    index &+= 1
+                }
+                return negative ? -value : value
+            }
             while index < end {
                 let digit = Int(buffer[index]) - 48
                 guard digit >= 0 && digit <= 9 else { return nil }
