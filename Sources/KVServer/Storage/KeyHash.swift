@@ -1,28 +1,43 @@
 // KeyHash.swift: how a key is hashed in kvd's tables: wyhash (Wang Yi's,
-// final version 4), keyed by the table's seed. Swift's Dictionary keys its
-// SipHash-1-3 by a seed drawn at random per process and mixed per table;
-// it asks a key for `_rawHashValue(seed:)`, and Key answers with this
-// function of the same seed, so a client that does not know the seed
-// cannot aim keys at one bucket, as with SipHash, while a key costs a few
-// multiplications instead of SipHash's rounds. In the profile of a
+// final version 4) in its "condom" form, with secrets and a key drawn at
+// random once per process. A Dictionary asks a key for
+// `_rawHashValue(seed:)`; the seed it passes is per table but not secret
+// (derived from the table's address), so the secrets are what keep a
+// client from aiming keys at one bucket. A key costs a few
+// multiplications instead of SipHash's rounds: in the profile of a
 // pipelined MSET, SipHash (seeding, combining, finalizing) was 8.5% of
-// kvd's time.
+// kvd's time. With wyhash's public constants a family of 2^64 sixteen-byte
+// keys hashed alike under every seed (a reviewer found it); the tests
+// keep that family apart.
 //
-// wyhash is not a cryptographic PRF, as SipHash is; with a secret seed it
-// passes SMHasher's tests and is what several runtimes use for the same
-// purpose (Go's maps fall back to it; Zig's and Nim's standard hashes are
-// it).
+// wyhash is not a cryptographic PRF, as SipHash is: its resistance to
+// chosen collisions rests on the secrets staying unknown, which a client
+// cannot read from anything kvd answers. Go's runtime hashes with a
+// wyhash-derived function where it has no AES instructions, and Zig's
+// hash maps use wyhash.
 
 enum KeyHash {
-    private static let s0: UInt64 = 0xA076_1D64_78BD_642F
-    private static let s1: UInt64 = 0xE703_7ED1_A0B4_28DB
-    private static let s2: UInt64 = 0x8EBC_6AF0_9C88_C6E3
-    private static let s3: UInt64 = 0x5899_65CC_7537_4CC3
+    /// wyhash's secrets, drawn at random once per process, not its public
+    /// defaults: with public ones a client can build keys whose final
+    /// multiplication is by zero (2^64 sixteen-byte keys with one hash
+    /// under every seed). Each is odd, with its bits about half set.
+    private static let secrets: (UInt64, UInt64, UInt64, UInt64, UInt64) = {
+        var generator = SystemRandomNumberGenerator()
+        func secret() -> UInt64 {
+            while true {
+                let value = generator.next() | 1
+                if (24...40).contains(value.nonzeroBitCount) { return value }
+            }
+        }
+        return (secret(), secret(), secret(), secret(), generator.next())
+    }()
 
+    /// wyhash's multiply-and-fold in its "condom" form: the product is
+    /// folded into the operands, so a zero operand does not erase the rest.
     @inline(__always)
     private static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
         let product = a.multipliedFullWidth(by: b)
-        return product.high ^ product.low
+        return (a ^ product.low) ^ (b ^ product.high)
     }
 
     @inline(__always)
@@ -35,10 +50,11 @@ enum KeyHash {
         UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
     }
 
-    /// The hash of `bytes` under `seed`.
+    /// The hash of `bytes` under `seed` (and the process's secrets).
     static func hash(_ bytes: UnsafeRawBufferPointer, seed: Int) -> Int {
+        let (s0, s1, s2, s3, key) = secrets
         let length = bytes.count
-        var seed = UInt64(bitPattern: Int64(seed))
+        var seed = UInt64(bitPattern: Int64(seed)) ^ key
         seed ^= mix(seed ^ s0, s1)
         var a: UInt64 = 0
         var b: UInt64 = 0
@@ -76,6 +92,8 @@ enum KeyHash {
         a ^= s1
         b ^= seed
         let product = a.multipliedFullWidth(by: b)
-        return Int(truncatingIfNeeded: mix(product.low ^ s0 ^ UInt64(length), product.high ^ s1))
+        a ^= product.low
+        b ^= product.high
+        return Int(truncatingIfNeeded: mix(a ^ s0 ^ UInt64(length), b ^ s1))
     }
 }

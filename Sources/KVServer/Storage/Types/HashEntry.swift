@@ -51,11 +51,14 @@ final class HashEntry: ManagedBuffer<HashEntryLengths, UInt8>, TableMember {
     }
 
     /// Writes `value` over the entry's value if it fits in the entry's
-    /// room; false, unchanged, when it does not.
+    /// room and does not leave most of it unused (a 512 MB value replaced
+    /// by one byte must not keep its 512 MB, as `[UInt8].replaceAll`
+    /// does not); false, unchanged, otherwise.
     func replaceValue(_ value: UnsafeRawBufferPointer) -> Bool {
         withUnsafeMutablePointers { lengths, bytes in
             let field = Int(lengths.pointee.field)
-            guard field + value.count <= capacity else { return false }
+            let needed = field + value.count
+            guard needed <= capacity, capacity <= 2 * needed + 64 else { return false }
             if let base = value.baseAddress {
                 (bytes + field).update(from: base.assumingMemoryBound(to: UInt8.self), count: value.count)
             }

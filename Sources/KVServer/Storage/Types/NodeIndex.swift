@@ -68,13 +68,22 @@ struct NodeIndex {
         return (slots.isEmpty ? nil : find(member, hash), hash)
     }
 
+    /// The slot bits of `node`'s address, which must fit in 48 bits (as
+    /// x86_64's and arm64's user addresses do without tagging).
+    @inline(__always)
+    private static func address(_ node: SkipList.Node) -> UInt64 {
+        let address = UInt64(UInt(bitPattern: node.address))
+        precondition(address & ~addressMask == 0, "kvd: a heap address beyond 48 bits (tagged pointers?)")
+        return address
+    }
+
     /// Adds `node`, whose member is absent (hashed as `node.hash`).
     mutating func insert(_ node: SkipList.Node) {
         if (count + 1) * 3 > slots.count * 2 { grow() }
         let mask = slots.count - 1
         var index = Int(node.hash) & mask
         while slots[index] != 0 { index = (index + 1) & mask }
-        slots[index] = NodeIndex.tag(node.hash) | UInt64(UInt(bitPattern: node.address))
+        slots[index] = NodeIndex.tag(node.hash) | NodeIndex.address(node)
         count += 1
     }
 
@@ -84,7 +93,7 @@ struct NodeIndex {
         var index = Int(old.hash) & mask
         let address = UInt64(UInt(bitPattern: old.address))
         while slots[index] & NodeIndex.addressMask != address { index = (index + 1) & mask }
-        slots[index] = slots[index] & ~NodeIndex.addressMask | UInt64(UInt(bitPattern: new.address))
+        slots[index] = slots[index] & ~NodeIndex.addressMask | NodeIndex.address(new)
     }
 
     /// Removes `node`, which is indexed, and shifts back the slots after it
