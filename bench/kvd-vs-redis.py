@@ -32,9 +32,10 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
-KVD = sys.argv[1]
+KVD = os.path.abspath(sys.argv[1])  # the servers run in directories of their own
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 200_000
 COLLECTIONS = os.environ.get("KVD_BENCH") == "collections"
@@ -44,9 +45,12 @@ RAW = ("bench/kvd-collections-latest.txt" if COLLECTIONS else "bench/kvd-aof-lat
        else "bench/kvd-latest.txt")
 BASE = int(os.environ.get("BENCH_PORT", "6390"))
 
+# No save points, and each server in a directory of its own: a kvd with its
+# default save points wrote dump.rdb on SIGTERM into the checkout, and the
+# next round's servers (redis-server too) loaded the last test's 1 KiB value.
 SERVERS = [
-    ("kvd-io0", BASE, [KVD, "--port", str(BASE), "--io-threads", "0"]),
-    ("kvd-io1", BASE + 2, [KVD, "--port", str(BASE + 2), "--io-threads", "1"]),
+    ("kvd-io0", BASE, [KVD, "--port", str(BASE), "--io-threads", "0", "--save", ""]),
+    ("kvd-io1", BASE + 2, [KVD, "--port", str(BASE + 2), "--io-threads", "1", "--save", ""]),
     ("redis", BASE + 1, ["redis-server", "--port", str(BASE + 1), "--save", "", "--appendonly", "no"]),
 ]
 # (clients, pipeline, tests, extra redis-benchmark flags, label suffix)
@@ -103,7 +107,8 @@ def run_shape(port, clients, pipeline, tests, extra):
 def main():
     if not shutil.which("redis-benchmark"):
         sys.exit("kvd-vs-redis: redis-benchmark is missing (apt-get install redis-tools)")
-    processes = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _, _, cmd in SERVERS]
+    processes = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  cwd=tempfile.mkdtemp(prefix="kvd-vs-redis-")) for _, _, cmd in SERVERS]
     try:
         for _, port, _ in SERVERS:
             wait_for(port)
