@@ -42,7 +42,7 @@ import Testing
         // a few times its share.
         var buckets = [Int](repeating: 0, count: 4_096)
         for key in keys { buckets[hash(key) & 4_095] += 1 }
-        #expect(buckets.max()! < 20)
+        #expect(buckets.max()! < 30)  // a fair hash passes 30 once in 10^10 runs
     }
 
     /// With wyhash's public secret s1 = 0xE7037ED1A0B428DB in bytes 0-3 and

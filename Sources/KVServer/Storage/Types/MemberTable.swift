@@ -184,35 +184,12 @@ struct MemberTable<Member: TableMember> {
     /// Empties slot `index` and shifts back the slots after it that would
     /// otherwise no longer be found.
     private mutating func vacate(_ index: Int) {
-        let mask = slots.count - 1
-        var hole = index
-        var next = index
-        while true {
-            next = (next + 1) & mask
-            let slot = slots[next]
-            if slot == 0 { break }
-            let home = Int(slot >> 32) & mask
-            // The slot may move to the hole unless its home lies cyclically
-            // in (hole, next].
-            let stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
-            if !stays {
-                slots[hole] = slot
-                hole = next
-            }
-        }
-        slots[hole] = 0
+        LinearProbing.vacate(&slots, index) { Int($0 >> 32) }
     }
 
     /// Doubles the index (8 slots at first), placing every slot again.
     private mutating func grow() {
-        let old = slots
-        slots = Array(repeating: 0, count: max(8, old.count * 2))
-        let mask = slots.count - 1
-        for slot in old where slot != 0 {
-            var index = Int(slot >> 32) & mask
-            while slots[index] != 0 { index = (index + 1) & mask }
-            slots[index] = slot
-        }
+        slots = LinearProbing.rehash(slots, size: max(8, slots.count * 2)) { Int($0 >> 32) }
     }
 }
 

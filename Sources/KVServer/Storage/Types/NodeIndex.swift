@@ -6,8 +6,8 @@
 // (about 45 bytes an element); this is one 8-byte slot at two thirds or
 // less (12 to 24 bytes).
 //
-// Open addressing with linear probing, no tombstones (a removal shifts the
-// slots after it back), as MemberTable does. A slot is the node's address
+// Open addressing with linear probing, no tombstones (LinearProbing, as
+// MemberTable's index). A slot is the node's address
 // in its low 48 bits and the top 16 bits of the member's 32-bit hash in its
 // high 16 (a tag): a probe compares the tag before it reads a node. The
 // node keeps the hash (SipHash with the process's random seed, as
@@ -103,21 +103,7 @@ struct NodeIndex {
         var hole = Int(node.hash) & mask
         let address = UInt64(UInt(bitPattern: node.address))
         while slots[hole] & NodeIndex.addressMask != address { hole = (hole + 1) & mask }
-        var next = hole
-        while true {
-            next = (next + 1) & mask
-            let slot = slots[next]
-            if slot == 0 { break }
-            let home = Int(NodeIndex.node(slot).hash) & mask
-            // The slot may move to the hole unless its home lies cyclically
-            // in (hole, next].
-            let stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
-            if !stays {
-                slots[hole] = slot
-                hole = next
-            }
-        }
-        slots[hole] = 0
+        LinearProbing.vacate(&slots, hole) { Int(NodeIndex.node($0).hash) }
         count -= 1
     }
 
@@ -131,13 +117,6 @@ struct NodeIndex {
     /// Doubles the index (8 slots at first), or makes it `size` slots,
     /// placing every slot again.
     private mutating func grow(to size: Int? = nil) {
-        let old = slots
-        slots = Array(repeating: 0, count: size ?? max(8, old.count * 2))
-        let mask = slots.count - 1
-        for slot in old where slot != 0 {
-            var index = Int(NodeIndex.node(slot).hash) & mask
-            while slots[index] != 0 { index = (index + 1) & mask }
-            slots[index] = slot
-        }
+        slots = LinearProbing.rehash(slots, size: size ?? max(8, slots.count * 2)) { Int(NodeIndex.node($0).hash) }
     }
 }
