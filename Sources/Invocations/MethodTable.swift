@@ -25,6 +25,12 @@
 ///     func reset() { ... }
 /// }
 /// ```
+///
+/// Build the table once, in a `static let`: what a registration makes lives
+/// as long as the process, as an Objective-C class's method list does, so a
+/// posted call refers to it without counting references (a table rebuilt on
+/// every access is named on standard error once it has been registered
+/// 1,000 times).
 public protocol Invocable: AnyObject {
     /// The selectors this type answers and the methods behind them.
     static var methods: MethodTable<Self> { get }
@@ -99,18 +105,16 @@ public struct MethodTable<Target: AnyObject>: Sendable {
             "MethodTable<\(Target.self)>: selector '\(selector)' is registered twice")
         let signature = MethodSignature(selector: selector, argumentTypes: argumentTypes, returnType: Result.self)
         var table = self
-        let label = MethodLabels.intern("\(Target.self).\(selector)")
-        let entry = MethodEntry(signature: signature, isolation: isolation, label: label) {
+        let label = MethodRegistry.intern("\(Target.self).\(selector)")
+        let entry = MethodEntry(signature: signature, targetType: Target.self, isolation: isolation, label: label) {
             object, arguments in
             // Invocation pairs an entry only with the table's own Target type.
             let target = unsafeDowncast(object, to: Target.self)
             // A cursor on the stack, not a captured `var` (which would be
             // boxed on the heap on every call).
             var index = 0
-            let result = try arguments.withUnsafeBufferPointer { arguments in
-                try withUnsafeMutablePointer(to: &index) { cursor in
-                    try method(target)(repeat takeArgument(arguments, cursor, as: (each Argument).self))
-                }
+            let result = try withUnsafeMutablePointer(to: &index) { cursor in
+                try method(target)(repeat takeArgument(arguments, cursor, as: (each Argument).self))
             }
             if Result.self == Void.self { return nil }
             // A method returning an Optional answers nil, not Optional(nil).
@@ -158,45 +162,56 @@ final class MethodEntry: Sendable {
     /// The signature's selector, kept beside it: a lookup compares it
     /// without copying the signature (its arrays and strings retained).
     let selector: Selector
+    /// The type whose table holds the entry: a call's target must be one.
+    let targetType: AnyObject.Type
     let isolation: MethodIsolation
-    /// `Type.selector`, interned (see `MethodLabels`). `nonisolated(unsafe)`:
+    /// `Type.selector`, interned (see `MethodRegistry`). `nonisolated(unsafe)`:
     /// the pointer never changes, and the bytes it points to are never
     /// written or freed after interning.
     nonisolated(unsafe) let label: UnsafePointer<CChar>
     /// Calls the method on `target` (the table's `Target`) with arguments
     /// already checked against `signature`. Type-erased once, at
-    /// registration, so an invocation allocates no closure of its own.
-    let call: @Sendable (AnyObject, [(any Sendable)?]) throws -> (any Sendable)?
+    /// registration, so an invocation allocates no closure of its own. The
+    /// arguments are moved out of wherever the caller keeps them (the tail
+    /// of a loop's invocation record, or a copy of an array), leaving that
+    /// memory uninitialized: taking a value costs a move, where copying an
+    /// existential out costs a call through the runtime's value witnesses.
+    let call: @Sendable (AnyObject, UnsafeMutablePointer<(any Sendable)?>) throws -> (any Sendable)?
 
     @usableFromInline
     init(
-        signature: MethodSignature, isolation: MethodIsolation, label: UnsafePointer<CChar>,
-        call: @escaping @Sendable (AnyObject, [(any Sendable)?]) throws -> (any Sendable)?
+        signature: MethodSignature, targetType: AnyObject.Type, isolation: MethodIsolation,
+        label: UnsafePointer<CChar>,
+        call: @escaping @Sendable (AnyObject, UnsafeMutablePointer<(any Sendable)?>) throws -> (any Sendable)?
     ) {
         self.signature = signature
         self.selector = signature.selector
+        self.targetType = targetType
         self.isolation = isolation
         self.label = label
         self.call = call
+        MethodRegistry.keep(self)
     }
 }
 
 extension MethodEntry {
     /// Checks `arguments` against the signature, borrowing it in place.
-    func check(_ arguments: [(any Sendable)?]) -> InvocationError? {
+    func check(_ arguments: UnsafeBufferPointer<(any Sendable)?>) -> InvocationError? {
         signature.check(arguments)
     }
 }
 
-/// The next argument, cast to its parameter's type (checked against the
-/// signature before the invocation was made, so the cast cannot fail).
+/// The next argument, moved out and cast to its parameter's type (checked
+/// against the signature before the invocation was made, so the cast cannot
+/// fail).
 @inline(__always)
 @inlinable
 func takeArgument<T>(
-    _ arguments: UnsafeBufferPointer<(any Sendable)?>, _ cursor: UnsafeMutablePointer<Int>, as: T.Type
+    _ arguments: UnsafeMutablePointer<(any Sendable)?>, _ cursor: UnsafeMutablePointer<Int>, as: T.Type
 ) -> T {
     defer { cursor.pointee += 1 }
-    guard let value = arguments[cursor.pointee] else { return Optional<Any>.none as! T }  // nil for an Optional
+    // A nil argument is only checked in for an Optional parameter.
+    guard let value = (arguments + cursor.pointee).move() else { return Optional<Any>.none as! T }
     return cast(value, to: T.self)
 }
 
@@ -231,7 +246,7 @@ public struct ArgumentType: Sendable, CustomStringConvertible {
     /// parameter), which costs hundreds of instructions: most arguments
     /// are of exactly the parameter's type.
     private let exactType: ObjectIdentifier
-    private let exactWrappedType: ObjectIdentifier?
+    private let wrappedType: Any.Type?
     private let accepts: @Sendable (Any?) -> Bool
 
     @inlinable
@@ -250,20 +265,22 @@ public struct ArgumentType: Sendable, CustomStringConvertible {
         self.name = name
         self.acceptsNil = acceptsNil
         self.exactType = ObjectIdentifier(type)
-        self.exactWrappedType = wrappedType.map { ObjectIdentifier($0) }
+        self.wrappedType = wrappedType
         self.accepts = accepts
     }
 
     /// The exact types, for the check's fast path.
     var exact: ExactArgumentType {
-        ExactArgumentType(type: exactType, wrappedType: exactWrappedType, acceptsNil: acceptsNil)
+        ExactArgumentType(
+            type: ArgumentSlot.metadata(of: type), wrappedType: wrappedType.map(ArgumentSlot.metadata(of:)) ?? 0,
+            acceptsNil: acceptsNil)
     }
 
     /// True when `value` can be passed for this parameter.
     public func accepts(_ value: Any?) -> Bool {
         if let value {
             let dynamicType = ObjectIdentifier(Swift.type(of: value))
-            if dynamicType == exactType || dynamicType == exactWrappedType { return true }
+            if dynamicType == exactType || dynamicType == wrappedType.map(ObjectIdentifier.init) { return true }
         }
         return accepts(value)
     }
@@ -271,22 +288,25 @@ public struct ArgumentType: Sendable, CustomStringConvertible {
     public var description: String { name }
 }
 
-/// A parameter's exact types as plain words (no reference to retain).
+/// A parameter's exact types as plain words (no reference to retain): the
+/// metadata an argument's type word holds when it is of exactly that type.
 struct ExactArgumentType {
-    let type: ObjectIdentifier
-    let wrappedType: ObjectIdentifier?
+    let type: UInt
+    /// 0 when the parameter is not an `Optional` (no type's metadata is at 0).
+    let wrappedType: UInt
     let acceptsNil: Bool
 
-    /// True when `value`'s dynamic type is exactly the parameter's (or, for
-    /// an `Optional` parameter, its wrapped type), or it is nil where nil is
-    /// accepted: the check of almost every argument, without converting the
-    /// value to `Any` or asking the runtime's dynamic cast. False sends the
+    /// True when the argument in `slot` is stored as exactly the parameter's
+    /// type (or, for an `Optional` parameter, its wrapped type), or is nil
+    /// where nil is accepted: the check of almost every argument, reading
+    /// one word in place (see `ArgumentSlot`), without converting the value
+    /// to `Any` or asking the runtime's dynamic cast. False sends the
     /// argument to ``ArgumentType/accepts(_:)``, which also casts.
     @inline(__always)
-    func accepts(_ value: (any Sendable)?) -> Bool {
-        guard let value else { return acceptsNil }
-        let dynamicType = ObjectIdentifier(Swift.type(of: value))
-        return dynamicType == type || dynamicType == wrappedType
+    func accepts(_ slot: UnsafePointer<(any Sendable)?>) -> Bool {
+        let stored = ArgumentSlot.storedType(slot)
+        if stored == 0 { return acceptsNil }
+        return stored == type || stored == wrappedType
     }
 }
 
@@ -316,6 +336,7 @@ public struct MethodSignature: Sendable, CustomStringConvertible {
         self.argumentTypes = argumentTypes
         self.returnType = returnType
         self.returnTypeName = String(describing: returnType)
+        precondition(ArgumentSlot.layoutVerified)
         self.exactTypes = argumentTypes.map(\.exact)
     }
 
@@ -323,16 +344,19 @@ public struct MethodSignature: Sendable, CustomStringConvertible {
     /// argument in order, so the lowest offending index is the one reported.
     /// Returns nil when the call is well-typed.
     public func check(_ arguments: [(any Sendable)?]) -> InvocationError? {
+        arguments.withUnsafeBufferPointer { check($0) }
+    }
+
+    /// As ``check(_:)-([(any Sendable)?])``, on arguments kept anywhere.
+    package func check(_ arguments: UnsafeBufferPointer<(any Sendable)?>) -> InvocationError? {
         guard arguments.count == argumentTypes.count else {
             return .argumentCountMismatch(selector, expected: argumentTypes.count, got: arguments.count)
         }
-        let allExact = arguments.withUnsafeBufferPointer { arguments in
-            exactTypes.withUnsafeBufferPointer { types in
-                for index in 0..<arguments.count where !types[index].accepts(arguments[index]) {
-                    return false
-                }
-                return true
+        let allExact = exactTypes.withUnsafeBufferPointer { types in
+            for index in 0..<arguments.count where !types[index].accepts(arguments.baseAddress! + index) {
+                return false
             }
+            return true
         }
         if allExact { return nil }
         for index in arguments.indices where !argumentTypes[index].accepts(arguments[index]) {
@@ -372,38 +396,37 @@ extension Optional: OptionalValue {
     @usableFromInline static var wrappedType: Any.Type { Wrapped.self }
 }
 
-// MARK: - MethodCall
+// MARK: - ResolvedMethod
 
-// A call checked against a type's method table, not yet
-// bound to a target. An `Invocation` is one bound to a Sendable target; a
-// LoopBound core (MainLoop) binds it on its loop's thread, the only thread
-// that may touch the target, so the target never crosses threads.
-/// A selector and its arguments, checked against `Target.methods`.
-package struct MethodCall: Sendable {
-    /// The method's name.
-    package let selector: Selector
-    /// The arguments, in order, checked against the signature.
-    package let arguments: [(any Sendable)?]
-    let entry: MethodEntry
-    /// The type the table belongs to: `invoke(on:)` checks its target against it.
-    private let targetType: ObjectIdentifier
+// A selector found in a type's method table with an argument list checked
+// against its signature, not yet bound to a target or to where the
+// arguments are kept: a `MethodCall` keeps them in an array, a loop's
+// invocation record (MainLoop) in its own tail, so that posting one costs
+// one allocation.
+/// A selector resolved against `Target.methods`, its arguments checked.
+package struct ResolvedMethod: Sendable {
+    /// One word, not retained: entries live as long as the process
+    /// (`MethodRegistry`), and a posted call carries it.
+    unowned(unsafe) let entry: MethodEntry
 
-    /// Checks `selector` and `arguments` against `Target.methods`.
+    /// Finds `selector` in `Target.methods` and checks `arguments` against
+    /// its signature.
     /// - Throws: ``InvocationError``, as ``Invocation/init(target:selector:arguments:)``.
     package init<Target: Invocable>(
-        on _: Target.Type, selector: Selector, arguments: [(any Sendable)?]
+        on _: Target.Type, selector: Selector, arguments: UnsafeBufferPointer<(any Sendable)?>
     ) throws(InvocationError) {
         let table = Target.methods
         guard let entry = table.entry(for: selector) else {
             throw .unrecognizedSelector(selector, targetType: String(describing: Target.self), answers: table.selectors)
         }
         if let error = entry.check(arguments) { throw error }
-        self.selector = selector
-        self.arguments = arguments
         self.entry = entry
-        self.targetType = ObjectIdentifier(Target.self)
     }
 
+    /// The method's name.
+    package var selector: Selector { entry.selector }
+    /// The type whose table the method is in: a call's target is one.
+    package var targetType: AnyObject.Type { entry.targetType }
     /// The method's signature.
     package var signature: MethodSignature { entry.signature }
     /// Where the method may run.
@@ -421,12 +444,76 @@ package struct MethodCall: Sendable {
     }
 
     /// Calls the method on `target`, which must be of the table's type (a
-    /// programming error otherwise: it traps, naming both types).
-    package func invoke(on target: AnyObject) throws -> (any Sendable)? {
+    /// programming error otherwise: it traps, naming both types), with the
+    /// arguments that were checked, moving them out: `arguments` is left
+    /// uninitialized, whether the method returns or throws.
+    package func invoke(on target: AnyObject, consuming arguments: UnsafeMutablePointer<(any Sendable)?>) throws
+        -> (any Sendable)?
+    {
         precondition(
-            ObjectIdentifier(type(of: target)) == targetType,
-            "MethodCall '\(selector)': the target is a \(type(of: target)), not the type whose table checked the call")
+            ObjectIdentifier(type(of: target)) == ObjectIdentifier(entry.targetType),
+            "call '\(selector)': the target is a \(type(of: target)), not the type whose table checked the call")
         return try entry.call(target, arguments)
+    }
+
+    /// As ``invoke(on:consuming:)``, with copies of `arguments`, which stay
+    /// as they are (in a buffer on the stack).
+    package func invoke(on target: AnyObject, copying arguments: UnsafeBufferPointer<(any Sendable)?>) throws
+        -> (any Sendable)?
+    {
+        try withUnsafeTemporaryAllocation(of: (any Sendable)?.self, capacity: max(arguments.count, 1)) { copies in
+            let base = copies.baseAddress!
+            if let source = arguments.baseAddress { base.initialize(from: source, count: arguments.count) }
+            return try invoke(on: target, consuming: base)
+        }
+    }
+}
+
+// MARK: - MethodCall
+
+// A checked call that keeps its arguments, not yet bound to a target. An
+// `Invocation` is one bound to a Sendable target.
+/// A selector and its arguments, checked against `Target.methods`.
+package struct MethodCall: Sendable {
+    /// The method and the check of `arguments` against it.
+    package let method: ResolvedMethod
+    /// The arguments, in order, checked against the signature.
+    package let arguments: [(any Sendable)?]
+
+    /// Checks `selector` and `arguments` against `Target.methods`.
+    /// - Throws: ``InvocationError``, as ``Invocation/init(target:selector:arguments:)``.
+    package init<Target: Invocable>(
+        on _: Target.Type, selector: Selector, arguments: [(any Sendable)?]
+    ) throws(InvocationError) {
+        self.method = try arguments.withUnsafeBufferPointer { arguments throws(InvocationError) in
+            try ResolvedMethod(on: Target.self, selector: selector, arguments: arguments)
+        }
+        self.arguments = arguments
+    }
+
+    /// A call already checked: `arguments` are the ones `method` was checked with.
+    package init(_ method: ResolvedMethod, arguments: [(any Sendable)?]) {
+        self.method = method
+        self.arguments = arguments
+    }
+
+    /// The method's name.
+    package var selector: Selector { method.selector }
+    /// The method's signature.
+    package var signature: MethodSignature { method.signature }
+    /// Where the method may run.
+    package var isolation: MethodIsolation { method.isolation }
+    /// `Type.selector`, interned.
+    package var label: UnsafePointer<CChar> { method.label }
+
+    /// Checks that the method returns `R` (`Void` for `()`).
+    package func checkReturnType<R>(_: R.Type) throws(InvocationError) {
+        try method.checkReturnType(R.self)
+    }
+
+    /// Calls the method on `target`, which must be of the table's type.
+    package func invoke(on target: AnyObject) throws -> (any Sendable)? {
+        try arguments.withUnsafeBufferPointer { try method.invoke(on: target, copying: $0) }
     }
 }
 
@@ -481,6 +568,12 @@ public final class Invocation: Sendable, CustomStringConvertible {
         target: Target, selector: Selector, arguments: [(any Sendable)?]
     ) throws(InvocationError) {
         self.call = try MethodCall(on: Target.self, selector: selector, arguments: arguments)
+        self.target = target
+    }
+
+    /// An invocation of a call already checked against `target`'s type.
+    package init(target: any AnyObject & Sendable, call: MethodCall) {
+        self.call = call
         self.target = target
     }
 

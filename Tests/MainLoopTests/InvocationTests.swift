@@ -148,6 +148,65 @@ final class Account: Invocable, @unchecked Sendable {
         #expect(watched == nil, "the invocation leaked its argument")
     }
 
+    @Test func anInvocationInvokedAgainPassesTheSameArguments() throws {
+        let account = Account()
+        let deposit = try Invocation(target: account, selector: "deposit:note:times:", arguments: [5, "rent", 2])
+        #expect(try deposit.invoke() as? Int == 10)
+        #expect(try deposit.invoke() as? Int == 20)
+        #expect(account.notes == ["rent", "rent"])
+        #expect(deposit.arguments.map { $0.map { "\($0)" } } == ["5", "rent", "2"])
+    }
+
+    // The check reads the type an argument was stored as; a value stored as
+    // a subclass, or through its superclass, still meets the parameter its
+    // class allows, and only that.
+    @Test func classArgumentsAreCheckedByWhatTheyAreNotHowTheyWereTyped() throws {
+        class Shape: @unchecked Sendable {}
+        final class Circle: Shape, @unchecked Sendable {}
+        final class Canvas: Invocable, Sendable {
+            static let methods = MethodTable<Canvas>()
+                .method("any:", Canvas.any)
+                .method("circle:", Canvas.circle)
+                .method("maybe:", Canvas.maybe)
+            func any(_ shape: Shape) -> String { "\(type(of: shape))" }
+            func circle(_ circle: Circle) -> String { "circle" }
+            func maybe(_ circle: Circle?) -> String { circle == nil ? "none" : "circle" }
+        }
+        let canvas = Canvas()
+        let circleAsShape: Shape = Circle()
+        #expect(try Invocation(target: canvas, selector: "any:", arguments: [Circle()]).invoke() as? String == "Circle")
+        #expect(try Invocation(target: canvas, selector: "any:", arguments: [Shape()]).invoke() as? String == "Shape")
+        #expect(
+            try Invocation(target: canvas, selector: "circle:", arguments: [circleAsShape]).invoke() as? String
+                == "circle")
+        #expect(
+            try Invocation(target: canvas, selector: "maybe:", arguments: [circleAsShape]).invoke() as? String
+                == "circle")
+        #expect(try Invocation(target: canvas, selector: "maybe:", arguments: [nil]).invoke() as? String == "none")
+        #expect(
+            throws: InvocationError.argumentTypeMismatch("circle:", index: 0, expected: "Circle", actual: "Shape")
+        ) {
+            try Invocation(target: canvas, selector: "circle:", arguments: [Shape()])
+        }
+    }
+
+    // A table's entries live as long as the process (a posted call refers to
+    // its entry without retaining it), so a table rebuilt on every access
+    // keeps an entry per access: that is said, once, on standard error.
+    @Test func aMethodTableRebuiltOnEveryAccessIsNamedOnStandardErrorOnce() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            final class Rebuilt: Invocable, Sendable {
+                static var methods: MethodTable<Rebuilt> { MethodTable<Rebuilt>().method("ping", Rebuilt.ping) }
+                func ping() -> Int { 1 }
+            }
+            for _ in 0..<2_500 { _ = try? Invocation(target: Rebuilt(), selector: "ping", arguments: []).invoke() }
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let warning =
+            "'Rebuilt.ping' has been registered 1000 times: build a type's MethodTable once (static let methods)"
+        #expect(text.components(separatedBy: warning).count == 2, "\(text)")
+    }
+
     // The trap itself (SIGILL, with the table's message), not any failing exit.
     @Test func registeringASelectorWithTheWrongArityTraps() async {
         let result = await #expect(processExitsWith: .signal(SIGILL), observing: [\.standardErrorContent]) {

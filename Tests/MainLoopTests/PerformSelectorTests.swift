@@ -105,6 +105,48 @@ final class Ledger: Invocable, @unchecked Sendable {
         }
     }
 
+    // A posted invocation holds its arguments in its own record and moves
+    // them into the call: each must be released exactly once, whether the
+    // method returned or threw, and none before the method saw it.
+    @Test func everyArgumentOfAPostedInvocationIsReleasedExactlyOnceAfterTheCall() throws {
+        let released = Locked(0)
+        final class Token: Sendable {
+            let released: Locked<Int>
+            init(_ released: Locked<Int>) { self.released = released }
+            deinit { released.withValue { $0 += 1 } }
+        }
+        final class Pairs: Invocable, @unchecked Sendable {
+            // `@unchecked Sendable`: `seen` is touched on the loop only.
+            static let methods = MethodTable<Pairs>().method("take:and:fail:", Pairs.take)
+            var seen: [ObjectIdentifier] = []
+            func take(_ first: Token, _ second: Token, _ fail: Bool) throws {
+                seen += [ObjectIdentifier(first), ObjectIdentifier(second)]
+                if fail { throw Refused(reason: "odd") }
+            }
+        }
+        let calls = 500
+        try withSpawnedLoop("released") { loop in
+            let failures = Locked(0)
+            loop.errorHandler = { _ in failures.withValue { $0 += 1 } }
+            let pairs = Pairs()
+            let gate = try Gate.occupy(loop)
+            var posted: [ObjectIdentifier] = []
+            for call in 0..<calls {
+                let first = Token(released), second = Token(released)
+                posted += [ObjectIdentifier(first), ObjectIdentifier(second)]
+                try pairs.performSelector(
+                    "take:and:fail:", on: loop, waitUntilDone: false, withObjects: first, second, call % 2 == 1)
+            }
+            // Only the queued records own the tokens now.
+            #expect(released.current == 0)
+            gate.open()
+            let seen = try loop.postAndWait { pairs.seen }
+            #expect(seen == posted)
+            #expect(released.current == 2 * calls)
+            #expect(failures.current == calls / 2)
+        }
+    }
+
     @Test func invocationsAndPostsFromOneThreadKeepTheirOrder() throws {
         try withSpawnedLoop("mixed-order") { loop in
             let ledger = Ledger()

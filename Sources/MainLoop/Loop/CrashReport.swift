@@ -45,8 +45,8 @@ enum CrashReport {
         guard let loopPointer = pthread_getspecific(currentLoopKey) else { return }
         let loop = Unmanaged<EventLoop>.fromOpaque(loopPointer).takeUnretainedValue()
         var line = "MainLoop: loop '\(loop.name)' crashed (signal \(signalNumber)) while "
-        if let running = pthread_getspecific(invocationBeingPerformedKey) {
-            line += "performing \(String(cString: running.assumingMemoryBound(to: CChar.self)))\n"
+        if let running = loop.invocationBeingPerformed {
+            line += "performing \(String(cString: running))\n"
         } else {
             line += "running a posted job\n"
         }

@@ -3,6 +3,7 @@
 // Waiting/, timers and watchers in Events/.
 import CLibevent
 import Glibc
+import Synchronization
 
 /// Which loop the calling thread is running, if any. Read through
 /// `pthread_getspecific` (no syscall): `inLoop` sits on the hot path.
@@ -98,6 +99,14 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // Guarded by `stateLock`: what the deprecated `invocationErrorHandler`
     // was last set to (PerformSelector/ gives it its type).
     private var legacyInvocationHandler: (@Sendable (EventLoop, AnyObject, any Error) -> Void)?
+    /// Whether `legacyInvocationHandler` is set, read without the lock: an
+    /// invocation keeps a copy of its arguments for that handler only then.
+    let hasLegacyInvocationHandler = Atomic<Bool>(false)
+    /// The invocation this loop's thread is performing, if any (its
+    /// interned `Type.selector`), which the crash line names. Written and
+    /// read only on the loop's own thread (the crash handler runs there too):
+    /// a field, where a thread-specific key cost three calls a job.
+    nonisolated(unsafe) var invocationBeingPerformed: UnsafePointer<CChar>?
 
     /// The loop that belongs to the process's main thread.
     ///
@@ -346,7 +355,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         get { stateLock.withLock { legacyInvocationHandler } }
         set {
             var previous = newValue  // released after the lock, as `errorHandler`'s
-            stateLock.withLock { swap(&previous, &legacyInvocationHandler) }
+            stateLock.withLock {
+                swap(&previous, &legacyInvocationHandler)
+                hasLegacyInvocationHandler.store(legacyInvocationHandler != nil, ordering: .relaxed)
+            }
         }
     }
 

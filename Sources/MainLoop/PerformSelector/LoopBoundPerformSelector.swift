@@ -5,31 +5,6 @@
 // only, so the core never crosses threads and needs no `@unchecked`.
 import Invocations
 
-/// A `LoopBound` value's checked call: its own mailbox record, which keeps
-/// the value's storage alive until it has run (or was withdrawn).
-final class BoundInvocation<Value: Invocable>: LoopInvocation {
-    let call: MethodCall
-    private let owner: LoopBoundOwner<Value>
-
-    init(_ call: MethodCall, on owner: LoopBoundOwner<Value>) {
-        self.call = call
-        self.owner = owner
-    }
-
-    var selector: Selector { call.selector }
-    var isolation: MethodIsolation { call.isolation }
-    var name: UnsafePointer<CChar> { call.label }
-    var targetType: Any.Type { Value.self }
-    func run() { runAsRecord() }
-    /// Nobody waits: there is nobody to tell.
-    func abandon(_ error: EventLoopError) {}
-
-    /// Loop thread: the only place the value is read.
-    func invoke() throws -> (any Sendable)? {
-        try call.invoke(on: owner.storage.pointer.pointee)
-    }
-}
-
 extension LoopBound where Value: Invocable {
     /// Performs `selector` with `arguments` on the value, on its loop's thread,
     /// like Objective-C's `performSelector:onThread:withObject:waitUntilDone:`
@@ -83,7 +58,7 @@ extension LoopBound where Value: Invocable {
         _ selector: Selector, withObjects arguments: (any Sendable)?..., returning: R.Type, timeout: Duration? = nil
     ) throws -> R {
         let invocation = try checked(selector, arguments)
-        try invocation.call.checkReturnType(R.self)
+        try invocation.checkReturnType(R.self)
         return typedResult(try loop.deliver(invocation, .wait(timeout: timeout)), as: R.self)
     }
 
@@ -117,8 +92,13 @@ extension LoopBound where Value: Invocable {
         DelayedPerformRequests.cancel(key: ObjectIdentifier(owner.storage), selector: selector)
     }
 
-    private func checked(_ selector: Selector, _ arguments: [(any Sendable)?]) throws -> BoundInvocation<Value> {
-        BoundInvocation(try MethodCall(on: Value.self, selector: selector, arguments: arguments), on: owner)
+    /// The checked call, as the record the loop performs (see ``InvocationRecord``).
+    private func checked(
+        _ selector: Selector, _ arguments: [(any Sendable)?]
+    ) throws(InvocationError) -> InvocationRecord {
+        try arguments.withUnsafeBufferPointer { arguments throws(InvocationError) in
+            try InvocationRecord.make(onValueOf: owner, selector: selector, arguments: arguments)
+        }
     }
 
     private func perform(

@@ -7,7 +7,6 @@
 // stop guarantees as the post it rides on. A mutable core that is not
 // Sendable has the same family through its LoopBound
 // (LoopBoundPerformSelector.swift).
-import Glibc
 import Invocations
 
 // MARK: - PerformSelector
@@ -96,14 +95,12 @@ extension Invocable where Self: Sendable {
     public func tryPerformSelector(
         _ selector: Selector, on loop: EventLoop, withObjects arguments: (any Sendable)?...
     ) throws {
-        let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
-        _ = try loop.deliver(invocation, .post(.refuse))
+        _ = try loop.deliver(try record(selector, arguments), .post(.refuse))
     }
 
     /// As ``tryPerformSelector(_:on:withObjects:)``, on the main thread (``EventLoop/main``).
     public func tryPerformSelector(onMainThread selector: Selector, withObjects arguments: (any Sendable)?...) throws {
-        let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
-        _ = try EventLoop.main.deliver(invocation, .post(.refuse))
+        _ = try EventLoop.main.deliver(try record(selector, arguments), .post(.refuse))
     }
 
     /// Performs `selector` with `arguments` on the calling thread's loop
@@ -119,7 +116,7 @@ extension Invocable where Self: Sendable {
     public func performSelector(
         _ selector: Selector, afterDelay delay: Duration, withObjects arguments: (any Sendable)?...
     ) throws -> Scheduled {
-        let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
+        let invocation = try record(selector, arguments)
         guard let loop = EventLoop.current else { throw EventLoopError.noCurrentLoop }
         return try loop.deliver(invocation, key: ObjectIdentifier(self), after: delay)
     }
@@ -169,7 +166,7 @@ extension Invocable where Self: Sendable {
     private func perform<R: Sendable>(
         _ selector: Selector, on loop: EventLoop, arguments: [(any Sendable)?], returning: R.Type, timeout: Duration?
     ) throws -> R {
-        let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
+        let invocation = try record(selector, arguments)
         try invocation.checkReturnType(R.self)
         return typedResult(try loop.deliver(invocation, .wait(timeout: timeout)), as: R.self)
     }
@@ -178,9 +175,22 @@ extension Invocable where Self: Sendable {
         _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, arguments: [(any Sendable)?],
         timeout: Duration?
     ) throws -> (any Sendable)? {
-        let invocation = try Invocation(target: self, selector: selector, arguments: arguments)
+        let invocation = try record(selector, arguments)
         if wait { return try loop.deliver(invocation, .wait(timeout: timeout)) }
         return try loop.deliver(invocation, .post(.wait(until: monotonicDeadline(after: timeout))))
+    }
+}
+
+extension Invocable where Self: Sendable {
+    /// The checked call, as the record a loop performs. The arguments are
+    /// copied into it, not kept: the list a variadic call built can stay on
+    /// the caller's stack.
+    fileprivate func record(
+        _ selector: Selector, _ arguments: [(any Sendable)?]
+    ) throws(InvocationError) -> InvocationRecord {
+        try arguments.withUnsafeBufferPointer { arguments throws(InvocationError) in
+            try InvocationRecord.make(on: self, selector: selector, arguments: arguments)
+        }
     }
 }
 
@@ -207,13 +217,13 @@ enum InvocationDelivery {
     case post(RoomPolicy)
 }
 
-/// A checked call a loop can perform: an ``Invocation`` (a `Sendable`
-/// target), or a `LoopBound` value's call, whose target is read on the
-/// loop's thread only. Each is its own mailbox record, so posting one
+/// A checked call a loop can perform (an ``InvocationRecord``): on a
+/// `Sendable` target, or on a `LoopBound` value, which is read on the
+/// loop's thread only. It is its own mailbox record, so posting one
 /// allocates nothing beyond it.
 // Each field is its own requirement, not a copy of the whole checked call
-// (whose copy retains and releases its selector, arguments and entry): a
-// post reads them on its hot path.
+// (whose copy retains and releases its entry and target): a post reads them
+// on its hot path.
 protocol LoopInvocation: MailboxRecord {
     /// The checked selector.
     var selector: Selector { get }
@@ -226,6 +236,9 @@ protocol LoopInvocation: MailboxRecord {
     var targetType: Any.Type { get }
     /// Loop thread: performs the call.
     func invoke() throws -> (any Sendable)?
+    /// The call as an ``Invocation``, for the deprecated
+    /// ``EventLoop/invocationErrorHandler``: nil for a `LoopBound` value's.
+    var invocation: Invocation? { get }
 }
 
 extension LoopInvocation {
@@ -240,14 +253,6 @@ extension LoopInvocation {
     }
 }
 
-extension Invocation: LoopInvocation {
-    var name: UnsafePointer<CChar> { label }
-    var targetType: Any.Type { type(of: target) }
-    @usableFromInline func run() { runAsRecord() }
-    /// Nobody waits: there is nobody to tell.
-    @usableFromInline func abandon(_ error: EventLoopError) {}
-}
-
 extension EventLoop {
     /// Any thread: checks where `invocation` may run, then delivers it.
     /// Returns its result for `.wait`, nil for `.post`.
@@ -257,7 +262,7 @@ extension EventLoop {
         case .wait(let timeout):
             // Named `Type.selector` in slow-job and stall reports.
             return try postAndWait(timeout: timeout, site: PostSite(name: invocation.name)) {
-                try CrashReport.whileRunning(named: invocation.name) { try invocation.invoke() }
+                try whileRunning(named: invocation.name) { try invocation.invoke() }
             }
         case .post(let policy):
             try enqueue(.record(invocation), site: PostSite(name: invocation.name), policy: policy)
@@ -285,10 +290,13 @@ extension EventLoop {
     /// Loop thread: performs an invocation nobody waits for, handing an error
     /// it throws to ``errorHandler`` (or the deprecated invocation handler).
     func performReportingErrors(_ invocation: some LoopInvocation) {
+        // The call takes the record's arguments: the deprecated handler's
+        // Invocation is made (with copies) before, and only while one is set.
+        let forLegacyHandler = hasLegacyInvocationHandler.load(ordering: .relaxed) ? invocation.invocation : nil
         do {
-            _ = try CrashReport.whileRunning(named: invocation.name) { try invocation.invoke() }
+            _ = try whileRunning(named: invocation.name) { try invocation.invoke() }
         } catch {
-            if let legacy = legacyInvocationErrorHandler, let invocation = invocation as? Invocation {
+            if let legacy = legacyInvocationErrorHandler, let invocation = forLegacyHandler {
                 legacy(self, invocation, error)
             } else {
                 report(error, label: String(cString: invocation.name))
@@ -299,23 +307,14 @@ extension EventLoop {
 
 // MARK: - Naming a crash
 
-/// The invocation the calling loop thread is performing, if any: its
-/// interned `Type.selector`, a C string that lives as long as the process,
-/// which the crash line (Loop/CrashReport.swift) names.
-let invocationBeingPerformedKey: pthread_key_t = {
-    var key = pthread_key_t()
-    let rc = pthread_key_create(&key, nil)
-    precondition(rc == 0, "pthread_key_create failed with errno \(rc)")
-    return key
-}()
-
-extension CrashReport {
+extension EventLoop {
     /// Loop thread: runs `body`, recording that the invocation named `name`
-    /// is what this thread performs, for the crash line.
-    static func whileRunning<R>(named name: UnsafePointer<CChar>, _ body: () throws -> R) rethrows -> R {
-        let outer = pthread_getspecific(invocationBeingPerformedKey)
-        pthread_setspecific(invocationBeingPerformedKey, name)
-        defer { pthread_setspecific(invocationBeingPerformedKey, outer) }
+    /// (interned: a C string that lives as long as the process) is what this
+    /// thread performs, for the crash line (Loop/CrashReport.swift).
+    func whileRunning<R>(named name: UnsafePointer<CChar>, _ body: () throws -> R) rethrows -> R {
+        let outer = invocationBeingPerformed
+        invocationBeingPerformed = name
+        defer { invocationBeingPerformed = outer }
         return try body()
     }
 }
