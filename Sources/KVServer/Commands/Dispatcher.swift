@@ -89,6 +89,16 @@ public final class Dispatcher {
     /// Every command, by its name in any case.
     static let table = CommandTable(rows)
 
+    /// The rows again, in memory of their own that lives as long as the
+    /// process and is never written after this: a request reads its row
+    /// in place. Copying the row out (`rows[id]`) retained and released its
+    /// name and its handler's context on every request.
+    nonisolated(unsafe) private static let rowsInPlace: UnsafePointer<Command> = {
+        let storage = UnsafeMutablePointer<Command>.allocate(capacity: rows.count)
+        storage.initialize(from: rows, count: rows.count)
+        return UnsafePointer(storage)
+    }()
+
     /// Which rows are Redis containers (their subcommands are named apart).
     static let containerRows = rows.map { CommandStats.containers.contains($0.name) }
 
@@ -253,78 +263,81 @@ public final class Dispatcher {
     func execute(_ request: Request, for session: ClientSession, into out: inout ReplyWriter) -> Int? {
         guard !request.isEmpty else { return nil }
         stats.countRequest()
-        guard let command = Dispatcher.command(named: request.raw(0)) else {
+        guard let id = Dispatcher.table.row(named: request.raw(0)) else {
             session.transaction?.refused = true
             out.error(bytes: unknownCommandMessage(request))
             return nil
         }
-        session.lastCommand = command.id
+        let row = Dispatcher.rowsInPlace + id
+        session.lastCommand = id
         // CLIENT LIST's cmd names a container's subcommand (client|list).
         session.lastSubcommand =
-            Dispatcher.containerRows[command.id] && request.count > 1 ? lowercased(Array(request.raw(1))) : nil
-        guard command.accepts(request.count) else {
+            Dispatcher.containerRows[id] && request.count > 1 ? lowercased(Array(request.raw(1))) : nil
+        guard row.pointee.accepts(request.count) else {
             session.transaction?.refused = true
-            stats.recordRejection(command.id)
-            out.error("ERR wrong number of arguments for '\(command.name)' command")
+            stats.recordRejection(id)
+            out.error("ERR wrong number of arguments for '\(row.pointee.name)' command")
             return nil
         }
-        guard session.authenticated || command.flags.contains(.noAuth) else {
+        guard session.authenticated || row.pointee.flags.contains(.noAuth) else {
             session.transaction?.refused = true
-            stats.recordRejection(command.id)
+            stats.recordRejection(id)
             out.error("NOAUTH Authentication required.")
             return nil
         }
         // In Redis's order: no-multi, a failed BGSAVE (MISCONF), then the
         // monitor and subscribed-context checks, as a request arrives (not
         // inside EXEC).
-        if session.transaction != nil && command.flags.contains(.noMulti) {
+        if session.transaction != nil && row.pointee.flags.contains(.noMulti) {
             session.transaction!.refused = true
             out.error("ERR Command not allowed inside a transaction")
             return nil
         }
         // A failed BGSAVE stops writes (and PING), as Redis's MISCONF does.
-        if persistence.refusesWrites && Dispatcher.refusedOnDiskError[command.id] {
+        if persistence.refusesWrites && Dispatcher.refusedOnDiskError[id] {
             session.transaction?.refused = true
             out.error(Persistence.misconfError)
             return nil
         }
-        if appendOnly.refusesWrites && Dispatcher.refusedOnDiskError[command.id] {
+        if appendOnly.refusesWrites && Dispatcher.refusedOnDiskError[id] {
             session.transaction?.refused = true
             out.error(appendOnly.misconfError)
             return nil
         }
-        if session.monitoring && !inExec && Dispatcher.touchesKeyspace(command, request) {
-            reject(command, "Replica can't interact with the keyspace", session, &out)
+        if session.monitoring && !inExec && Dispatcher.touchesKeyspace(row.pointee, request) {
+            reject(row.pointee, "Replica can't interact with the keyspace", session, &out)
             return nil
         }
-        if !session.resp3 && session.isSubscribed && !inExec && !Dispatcher.allowedWhileSubscribed[command.id] {
+        if !session.resp3 && session.isSubscribed && !inExec && !Dispatcher.allowedWhileSubscribed[id] {
             reject(
-                command,
-                "Can't execute '\(fullName(command, request))': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                row.pointee,
+                "Can't execute '\(fullName(row.pointee, request))': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                 session, &out)
             return nil
         }
-        if session.transaction != nil && !command.flags.contains(.transactionControl) {
+        if session.transaction != nil && !row.pointee.flags.contains(.transactionControl) {
             session.transaction!.queued.append(request)
             out.simple("QUEUED")
             return nil
         }
         let monitored = !pubsub.monitors.isEmpty
-        if monitored { feedMonitors(request, command: command.id, session: session, before: true) }
+        if monitored { feedMonitors(request, command: id, session: session, before: true) }
         if databases.feed.isOn {
-            loggingEffects(command, request, session) { run(command, request, session, &out) }
+            loggingEffects(row.pointee, request, session) { run(row, request, session, &out) }
         } else {
-            run(command, request, session, &out)
+            run(row, request, session, &out)
         }
         if monitored || !pubsub.monitors.isEmpty {
-            feedMonitors(request, command: command.id, session: session, before: false)
+            feedMonitors(request, command: id, session: session, before: false)
         }
-        return command.id
+        return id
     }
 
     @inline(__always)
-    private func run(_ command: Command, _ request: Request, _ session: ClientSession, _ out: inout ReplyWriter) {
-        switch command.handler {
+    private func run(
+        _ command: UnsafePointer<Command>, _ request: Request, _ session: ClientSession, _ out: inout ReplyWriter
+    ) {
+        switch command.pointee.handler {
         case .keyspace(let handler): handler(databases[session.database], request, &out)
         case .session(let handler): handler(self, session, request, &out)
         }

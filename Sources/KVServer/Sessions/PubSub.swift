@@ -27,7 +27,10 @@ final class PubSub {
     /// How many patterns somebody subscribed to (PUBSUB NUMPAT).
     var patternCount: Int { patternList.count }
     /// The clients in MONITOR mode, in the order they asked.
-    private(set) var monitors: [ClientSession] = []
+    /// `@exclusivity(unchecked)`: every request reads it (core loop only,
+    /// never while an access to it is open); the runtime's check was a
+    /// call per request.
+    @exclusivity(unchecked) private(set) var monitors: [ClientSession] = []
     /// The pushes of the job under way.
     let outbox = PushOutbox()
 

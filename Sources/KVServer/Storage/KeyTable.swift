@@ -52,9 +52,13 @@ struct KeyTable: Sequence {
 
     var isEmpty: Bool { count == 0 }
 
-    func index(forKey key: Key) -> Index? {
+    /// Where `key` is. Mutating only so that the caller's table is reached
+    /// in place, and through the buffer: a copy of the table, or of the
+    /// shard (`shards[shard]`), was a retain and a release per lookup.
+    /// Nothing is written.
+    mutating func index(forKey key: Key) -> Index? {
         let shard = KeyTable.shard(of: key)
-        return shards[shard].index(forKey: key).map { Index(shard: shard, inner: $0) }
+        return shards.withUnsafeBufferPointer { $0[shard].index(forKey: key) }.map { Index(shard: shard, inner: $0) }
     }
 
     /// The entry at `index`, to read or change in place.

@@ -278,15 +278,20 @@ public final class Keyspace {
     private func liveIndex(_ key: UnsafeRawBufferPointer, now: Int64) -> KeyTable.Index? {
         guard let index = find(key) else { return nil }
         if let deadline = entries[at: index].expiresAt, deadline <= now {
-            // During CLIENT PAUSE the data set stays as it is: the key reads
-            // as gone and is deleted once the pause ends, as in Redis.
-            if now < expiryPausedUntil { return nil }
-            if feed.isOn { feed.expired(self.index, key) }
-            delete(at: index)
-            expiredKeys += 1
+            expire(at: index, key, now: now)
             return nil
         }
         return index
+    }
+
+    /// The entry at `index` (of `key`) is past its deadline: it is deleted,
+    /// except during CLIENT PAUSE, when the data set stays as it is (the key
+    /// reads as gone and is deleted once the pause ends, as in Redis).
+    private func expire(at index: KeyTable.Index, _ key: UnsafeRawBufferPointer, now: Int64) {
+        if now < expiryPausedUntil { return }
+        if feed.isOn { feed.expired(self.index, key) }
+        delete(at: index)
+        expiredKeys += 1
     }
 
     /// Where `key` is in `entries`, if it is there.
@@ -376,13 +381,39 @@ public final class Keyspace {
         _ key: UnsafeRawBufferPointer, now: Int64, ifCollection: () -> Result,
         _ body: (inout [UInt8]) -> (Result, changed: Bool)
     ) -> Result? {
-        guard let index = liveIndex(key, now: now) else { return nil }
-        guard entries[at: index].collection == nil else { return ifCollection() }
-        let (result, changed) = body(&entries[at: index].value)
-        if changed { fence.changes += 1 }
-        if changed && !watchers.isEmpty { touch(entries.key(at: index)) }
-        return result
+        guard let index = find(key) else { return nil }
+        // One access to the entry for the deadline, the type and the change
+        // (each read through `entries[at:]` copied the whole entry, its value
+        // retained and released); a write makes the shard its own anyway.
+        let step: UpdateStep<Result> = Keyspace.access(&entries[at: index]) { entry in
+            if let deadline = entry.expiresAt, deadline <= now { return .expired }
+            guard entry.collection == nil else { return .collection }
+            let (result, changed) = body(&entry.value)
+            return .updated(result, changed: changed)
+        }
+        switch step {
+        case .expired:
+            expire(at: index, key, now: now)
+            return nil
+        case .collection:
+            return ifCollection()
+        case .updated(let result, let changed):
+            if changed { fence.changes += 1 }
+            if changed && !watchers.isEmpty { touch(entries.key(at: index)) }
+            return result
+        }
     }
+
+    /// What `update` found at the key.
+    private enum UpdateStep<Result> {
+        case expired
+        case collection
+        case updated(Result, changed: Bool)
+    }
+
+    /// `body` with `entry`, in place.
+    @inline(__always)
+    private static func access<R>(_ entry: inout Entry, _ body: (inout Entry) -> R) -> R { body(&entry) }
 
     /// Appends `suffix` to the live value of `key` in place; returns the new
     /// length, or nil when the key is absent.
