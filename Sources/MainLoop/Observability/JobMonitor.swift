@@ -7,9 +7,11 @@ import CLibevent
 final class JobMonitor: @unchecked Sendable {
     // `@unchecked Sendable`: loop-thread only, but for `activity` (atomics)
     // and `recorder` (its own lock).
+    // `@exclusivity(unchecked)` on the loop-thread fields, read around
+    // every job that is watched: no access to them overlaps another.
     let recorder: LatencyRecorder?
-    private(set) var slowJob: (threshold: UInt64, handler: @Sendable (SlowJobReport) -> Void)?
-    private(set) var activity: LoopActivity?
+    @exclusivity(unchecked) private(set) var slowJob: (threshold: UInt64, handler: @Sendable (SlowJobReport) -> Void)?
+    @exclusivity(unchecked) private(set) var activity: LoopActivity?
 
     init(latencyStats: Bool) {
         recorder = latencyStats ? LatencyRecorder() : nil
