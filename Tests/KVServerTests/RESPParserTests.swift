@@ -193,6 +193,62 @@ import Testing
         #expect(parse("PING PING PING\r\n", limits: short) == [.protocolError("too big inline request")])
     }
 
+    // The common request takes a one-pass path (parseCanonicalMultibulk);
+    // everything else, and every request when no bulk may be that long
+    // (`largeBulk` 1 keeps it to empty arguments), the general one. Both
+    // must give the same outcomes, errors included, for well-formed
+    // requests and for every byte of them changed, removed or doubled.
+    @Test func theOnePassPathAndTheGeneralOneAgree() {
+        var random = SystemRandomNumberGenerator()
+        var general = RESPLimits()
+        general.largeBulk = 1
+        func outcomes(_ input: [UInt8], _ limits: RESPLimits, shared: Bool) -> [String] {
+            var parser = RESPParser(limits: limits)
+            parser.append(input)
+            var seen: [String] = []
+            while true {
+                var batch = RequestBatch()
+                let step = parser.nextRequest(into: &batch, sharing: shared)
+                guard step == .appended else {
+                    seen.append("\(step)")
+                    return seen
+                }
+                batch.forEach { request in
+                    seen.append(Array(request).map { String(decoding: $0, as: UTF8.self) }.joined(separator: "|"))
+                    return false
+                }
+            }
+        }
+        let alphabet = Array("*$-\r\n0123456789abc".utf8)
+        for round in 0..<3_000 {
+            var wire: [UInt8] = []
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let count = Int.random(in: 1...40, using: &random)
+                wire += bytes("*\(count)\r\n")
+                for _ in 0..<count {
+                    let argument = (0..<Int.random(in: 0...12, using: &random)).map { _ in
+                        alphabet.randomElement(using: &random)!
+                    }
+                    wire += bytes("$\(argument.count)\r\n") + argument + bytes("\r\n")
+                }
+            }
+            if round % 3 != 0 {
+                let at = Int.random(in: 0..<wire.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: wire[at] = alphabet.randomElement(using: &random)!
+                case 1: wire.remove(at: at)
+                default: wire.insert(wire[at], at: at)
+                }
+            }
+            for shared in [false, true] {
+                let fast = outcomes(wire, RESPLimits(), shared: shared)
+                let slow = outcomes(wire, general, shared: shared)
+                #expect(fast == slow, "\(String(decoding: wire, as: UTF8.self).debugDescription)")
+                if fast != slow { return }
+            }
+        }
+    }
+
     @Test func aLargeRequestArrivingInManyReadsParsesExactlyOnce() {
         // A small request first, so the buffer is compacted while the large one
         // is still incomplete and the resumed checks must follow the shift.
