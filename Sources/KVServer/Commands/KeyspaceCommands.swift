@@ -211,9 +211,11 @@ private func incrementBy(_ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ amount
             guard let current = parseInteger(value) else { return (.notAnInteger, false) }
             let (result, overflow) = current.addingReportingOverflow(amount)
             guard !overflow else { return (.overflow, false) }
-            value.removeAll(keepingCapacity: value.capacity <= 64)
-            value.reserveCapacity(20)  // any Int's digits: a counter never regrows its buffer
-            appendDecimal(result, to: &value)
+            withDecimal(result) { digits in
+                value.removeAll(keepingCapacity: value.capacity <= 64)
+                value.reserveCapacity(20)  // any Int's digits: a counter never regrows its buffer
+                value.append(bytes: digits)
+            }
             return (.result(result), true)
         }
         ?? {

@@ -133,9 +133,16 @@ public struct ReplyWriter: Sendable {
 
     /// `:<value>\r\n`.
     public mutating func integer(_ value: Int) {
-        bytes.append(UInt8(ascii: ":"))
-        decimal(value)
-        crlf()
+        // `:`, the digits and CRLF made on the stack and appended at once:
+        // one append, not one per byte and one for the digits.
+        var line: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // room for ":", 21 characters, CRLF
+        withUnsafeMutableBytes(of: &line) { room in
+            room[room.count - 2] = 13
+            room[room.count - 1] = 10
+            let first = writeDecimal(value, endingAt: room.count - 2, in: room) - 1
+            room[first] = UInt8(ascii: ":")
+            bytes.append(bytes: UnsafeRawBufferPointer(rebasing: room[first...]))
+        }
     }
 
     /// `$<length>\r\n<bytes>\r\n`.
@@ -260,32 +267,49 @@ public struct ReplyWriter: Sendable {
 
 /// Appends `value` in decimal ASCII to `bytes`, with no String in between.
 func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-    if value < 0 { bytes.append(UInt8(ascii: "-")) }
-    var magnitude = value.magnitude
-    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 24 digits
-    withUnsafeMutableBytes(of: &digits) { room in
-        // Two digits per division, from a table of "00" to "99": a counter
-        // or a length is written with half the divisions.
-        let pairs = decimalDigitPairs.utf8Start
-        var index = room.count
-        while magnitude >= 100 {
-            let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
-            magnitude /= 100
-            index -= 2
-            room[index] = pairs[pair]
-            room[index + 1] = pairs[pair + 1]
-        }
-        if magnitude >= 10 {
-            let pair = Int(truncatingIfNeeded: magnitude) &* 2
-            index -= 2
-            room[index] = pairs[pair]
-            room[index + 1] = pairs[pair + 1]
-        } else {
-            index -= 1
-            room[index] = UInt8(truncatingIfNeeded: magnitude) + 48
-        }
-        bytes.append(bytes: UnsafeRawBufferPointer(rebasing: room[index...]))
+    withDecimal(value) { bytes.append(bytes: $0) }
+}
+
+/// Calls `body` with `value` in decimal ASCII, on the stack.
+@inline(__always)
+func withDecimal<R>(_ value: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 24 characters
+    return withUnsafeMutableBytes(of: &digits) { room in
+        let first = writeDecimal(value, endingAt: room.count, in: room)
+        return body(UnsafeRawBufferPointer(rebasing: room[first...]))
     }
+}
+
+/// Writes `value` in decimal ASCII into `room`, ending just before `end`
+/// (which leaves room for its 20 digits and sign); returns where it starts.
+@inline(__always)
+func writeDecimal(_ value: Int, endingAt end: Int, in room: UnsafeMutableRawBufferPointer) -> Int {
+    var magnitude = value.magnitude
+    // Two digits per division, from a table of "00" to "99": a counter or
+    // a length is written with half the divisions.
+    let pairs = decimalDigitPairs.utf8Start
+    var index = end
+    while magnitude >= 100 {
+        let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
+        magnitude /= 100
+        index -= 2
+        room[index] = pairs[pair]
+        room[index + 1] = pairs[pair + 1]
+    }
+    if magnitude >= 10 {
+        let pair = Int(truncatingIfNeeded: magnitude) &* 2
+        index -= 2
+        room[index] = pairs[pair]
+        room[index + 1] = pairs[pair + 1]
+    } else {
+        index -= 1
+        room[index] = UInt8(truncatingIfNeeded: magnitude) + 48
+    }
+    if value < 0 {
+        index -= 1
+        room[index] = UInt8(ascii: "-")
+    }
+    return index
 }
 
 /// "00" to "99", for `appendDecimal`.
