@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-KVD = sys.argv[1]
+KVD = os.path.abspath(sys.argv[1])  # the servers run in directories of their own
 PORT = int(os.environ.get("MEMORY_PORT", "6395"))
 ELEMENTS = int(os.environ.get("MEMORY_ELEMENTS", "1000000"))
 WORKDIR = tempfile.mkdtemp(prefix="collection-memory-")
