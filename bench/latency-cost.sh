@@ -18,17 +18,4 @@ BENCH=.build/release/mainloop-bench
     "$BENCH" "$M" nolatency | grep '^RESULT'
   done
 } > bench/latency-cost.txt
-python3 - bench/latency-cost.txt <<'PY' | tee -a bench/latency-cost.txt
-import re, statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"RESULT peer=mainloop_(no)?latency metric=(throughput_p\d) value=(\d+)", line)
-    if m:
-        runs.setdefault((m.group(2), "off" if m.group(1) else "on"), []).append(int(m.group(3)))
-for metric in sorted({metric for metric, _ in runs}):
-    on, off = runs[(metric, "on")], runs[(metric, "off")]
-    ratios = [a / b for a, b in zip(on, off)]
-    print(f"# {metric}: on {statistics.median(on) / 1e6:.2f} M/s, off {statistics.median(off) / 1e6:.2f} M/s "
-          f"(medians), on/off {statistics.median(on) / statistics.median(off):.3f}; per pair "
-          f"{min(ratios):.2f} to {max(ratios):.2f}, median {statistics.median(ratios):.3f}")
-PY
+python3 bench/alternating.py latency-cost bench/latency-cost.txt | tee -a bench/latency-cost.txt

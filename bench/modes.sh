@@ -18,16 +18,4 @@ swift build -c release --product mainloop-bench >/dev/null
     "$PEER" "$M" | grep '^RESULT' | grep throughput_p1
   done
 } > bench/modes-latest.txt
-python3 - bench/modes-latest.txt <<'PY' | tee -a bench/modes-latest.txt
-import re, statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"RESULT peer=(\S+) metric=throughput_p1 value=(\d+)", line)
-    if m:
-        runs.setdefault(m.group(1), []).append(int(m.group(2)) / 1e6)
-for peer, values in runs.items():
-    median = statistics.median(values)
-    worst = max(abs(v / median - 1) for v in values)
-    print(f"# {peer}: {min(values):.1f}-{max(values):.1f} M/s, median {median:.1f}; "
-          f"every process within {100 * worst:.0f}% of the median")
-PY
+python3 bench/alternating.py modes bench/modes-latest.txt | tee -a bench/modes-latest.txt
