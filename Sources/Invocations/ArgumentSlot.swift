@@ -6,8 +6,8 @@
 // existential container, read in place.
 
 /// The layout facts the in-place read relies on, verified once (by
-/// `ArgumentSlot.verifyLayout()`, which a method table's registration calls)
-/// rather than assumed: an `(any Sendable)?` is the existential container
+/// `ArgumentSlot.layoutVerified`, which every method signature checks when
+/// it is made) rather than assumed: an `(any Sendable)?` is the existential container
 /// itself, three words of value buffer then the word of the stored value's
 /// type metadata, with nil as a null type word.
 enum ArgumentSlot {

@@ -8,26 +8,40 @@
 // cores and cost more than the rest of the post.
 import Glibc
 
-/// The registered labels and entries. Both are made once per registration
-/// (a `MethodTable.method` call), never per call: a type's table is built
-/// once (`static let methods`), so what is kept is bounded by the program's
-/// methods. A table rebuilt on every access (a computed `methods`) would
-/// keep an entry per access; the registry says so on standard error, once,
-/// when one label has been registered `rebuildWarningThreshold` times.
+/// The registered labels and entries. A method registered again (the same
+/// type, selector and signature: a table built anew, as a generic type's
+/// computed `methods` is on every access) gets the entry made the first
+/// time, so what is kept is bounded by the program's methods.
 @usableFromInline
 enum MethodRegistry {
+    /// What identifies a registration: the type (each specialization of a
+    /// generic type is its own), the selector, the method's type and where
+    /// it may run.
+    @usableFromInline
+    struct Key: Hashable {
+        let type: ObjectIdentifier
+        let selector: Selector
+        let methodType: String
+        let isolation: MethodIsolation
+
+        @usableFromInline
+        init(type: ObjectIdentifier, selector: Selector, methodType: String, isolation: MethodIsolation) {
+            self.type = type
+            self.selector = selector
+            self.methodType = methodType
+            self.isolation = isolation
+        }
+    }
+
     // `nonisolated(unsafe)`: guarded by `lock`, a pthread mutex that lives
     // as long as the process (the sanitizer misreports Synchronization.Mutex).
-    nonisolated(unsafe) private static var labels: [String: (label: UnsafePointer<CChar>, registrations: Int)] = [:]
-    nonisolated(unsafe) private static var entries: [MethodEntry] = []
+    nonisolated(unsafe) private static var labels: [String: UnsafePointer<CChar>] = [:]
+    nonisolated(unsafe) private static var entries: [Key: MethodEntry] = [:]
     nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
         let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         pthread_mutex_init(lock, nil)
         return lock
     }()
-
-    /// Registrations of one label past which the table is being rebuilt.
-    static var rebuildWarningThreshold: Int { 1_000 }
 
     /// `label` as a C string that lives as long as the process: identical
     /// labels share one.
@@ -35,24 +49,33 @@ enum MethodRegistry {
     static func intern(_ label: String) -> UnsafePointer<CChar> {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
-        if let known = labels[label] {
-            labels[label] = (known.label, known.registrations + 1)
-            if known.registrations + 1 == rebuildWarningThreshold {
-                let warning =
-                    "Invocations: '\(label)' has been registered \(rebuildWarningThreshold) times: build a type's MethodTable once (static let methods); every registration is kept for the process's life\n"
-                _ = warning.withCString { write(2, $0, strlen($0)) }
-            }
-            return known.label
-        }
+        if let known = labels[label] { return known }
         let copy = UnsafePointer(strdup(label)!)
-        labels[label] = (copy, 1)
+        labels[label] = copy
         return copy
     }
 
-    /// Keeps `entry` for the process's life.
-    static func keep(_ entry: MethodEntry) {
+    /// The entry registered under `key`, if any.
+    @usableFromInline
+    static func entry(for key: Key) -> MethodEntry? {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
-        entries.append(entry)
+        return entries[key]
     }
+
+    /// Keeps `entry` for the process's life, under `key` unless another
+    /// registration of the same method got there first (both are kept).
+    static func keep(_ entry: MethodEntry, as key: Key) {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if entries[key] == nil {
+            entries[key] = entry
+        } else {
+            kept.append(entry)
+        }
+    }
+
+    /// Entries made while another registration of the same method was
+    /// being made: kept, as every entry is, but not found by `entry(for:)`.
+    nonisolated(unsafe) private static var kept: [MethodEntry] = []
 }

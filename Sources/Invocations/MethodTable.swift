@@ -26,18 +26,18 @@
 /// }
 /// ```
 ///
-/// Build the table once, in a `static let`: what a registration makes lives
-/// as long as the process, as an Objective-C class's method list does, so a
-/// posted call refers to it without counting references (a table rebuilt on
-/// every access is named on standard error once it has been registered
-/// 1,000 times).
+/// Build the table once, in a `static let` where the type allows it (a
+/// generic type computes it): what a registration makes lives as long as
+/// the process, as an Objective-C class's method list does, so a posted
+/// call refers to it without counting references; a method registered again
+/// (a table built anew) gets the entry made the first time.
 public protocol Invocable: AnyObject {
     /// The selectors this type answers and the methods behind them.
     static var methods: MethodTable<Self> { get }
 }
 
 /// Where a type's methods may run.
-public enum MethodIsolation: Sendable, Equatable {
+public enum MethodIsolation: Sendable, Hashable {
     /// Any thread (the caller says which loop performs them).
     case nonisolated
     /// Only the main actor: the methods of a `@MainActor` class. Swift checks
@@ -105,25 +105,31 @@ public struct MethodTable<Target: AnyObject>: Sendable {
             "MethodTable<\(Target.self)>: selector '\(selector)' is registered twice")
         let signature = MethodSignature(selector: selector, argumentTypes: argumentTypes, returnType: Result.self)
         var table = self
-        let label = MethodRegistry.intern("\(Target.self).\(selector)")
-        let entry = MethodEntry(signature: signature, targetType: Target.self, isolation: isolation, label: label) {
-            object, arguments in
-            // Invocation pairs an entry only with the table's own Target type.
-            let target = unsafeDowncast(object, to: Target.self)
-            // A cursor on the stack, not a captured `var` (which would be
-            // boxed on the heap on every call).
-            var index = 0
-            let result = try withUnsafeMutablePointer(to: &index) { cursor in
-                try method(target)(repeat takeArgument(arguments, cursor, as: (each Argument).self))
+        // A method registered before (a table built anew) keeps its entry.
+        let key = MethodRegistry.Key(
+            type: ObjectIdentifier(Target.self), selector: selector, methodType: methodType, isolation: isolation)
+        let entry =
+            MethodRegistry.entry(for: key)
+            ?? MethodEntry(
+                signature: signature, targetType: Target.self, isolation: isolation,
+                label: MethodRegistry.intern("\(Target.self).\(selector)"), key: key
+            ) { object, arguments in
+                // Invocation pairs an entry only with the table's own Target type.
+                let target = unsafeDowncast(object, to: Target.self)
+                // A cursor on the stack, not a captured `var` (which would be
+                // boxed on the heap on every call).
+                var index = 0
+                let result = try withUnsafeMutablePointer(to: &index) { cursor in
+                    try method(target)(repeat takeArgument(arguments, cursor, as: (each Argument).self))
+                }
+                if Result.self == Void.self { return nil }
+                // A method returning an Optional answers nil, not Optional(nil).
+                // (A non-nil one stays boxed as `Optional(value)`: `as? Wrapped`
+                // unwraps it, and there is no checked way to re-box the wrapped
+                // value, which is only known as `Any`, as `any Sendable`.)
+                if let optional = result as? any OptionalValue, optional.wrappedValue == nil { return nil }
+                return result
             }
-            if Result.self == Void.self { return nil }
-            // A method returning an Optional answers nil, not Optional(nil).
-            // (A non-nil one stays boxed as `Optional(value)`: `as? Wrapped`
-            // unwraps it, and there is no checked way to re-box the wrapped
-            // value, which is only known as `Any`, as `any Sendable`.)
-            if let optional = result as? any OptionalValue, optional.wrappedValue == nil { return nil }
-            return result
-        }
         table.entries[selector] = entry
         table.ordered.append(entry)
         return table
@@ -181,7 +187,7 @@ final class MethodEntry: Sendable {
     @usableFromInline
     init(
         signature: MethodSignature, targetType: AnyObject.Type, isolation: MethodIsolation,
-        label: UnsafePointer<CChar>,
+        label: UnsafePointer<CChar>, key: MethodRegistry.Key,
         call: @escaping @Sendable (AnyObject, UnsafeMutablePointer<(any Sendable)?>) throws -> (any Sendable)?
     ) {
         self.signature = signature
@@ -190,7 +196,7 @@ final class MethodEntry: Sendable {
         self.isolation = isolation
         self.label = label
         self.call = call
-        MethodRegistry.keep(self)
+        MethodRegistry.keep(self, as: key)
     }
 }
 

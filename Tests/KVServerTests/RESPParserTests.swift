@@ -194,35 +194,48 @@ import Testing
     }
 
     // The common request takes a one-pass path (parseCanonicalMultibulk);
-    // everything else, and every request when no bulk may be that long
-    // (`largeBulk` 1 keeps it to empty arguments), the general one. Both
-    // must give the same outcomes, errors included, for well-formed
-    // requests and for every byte of them changed, removed or doubled.
+    // everything else the general one, and every request when no bulk may be
+    // read whole (`largeBulk` 0 turns the one-pass path off). Both must give
+    // the same outcomes, errors included, under tight and loose limits, for
+    // well-formed requests (multibulk and inline, several to a batch, read
+    // in pieces) and for every byte of them changed, removed or doubled.
     @Test func theOnePassPathAndTheGeneralOneAgree() {
-        var random = SystemRandomNumberGenerator()
-        var general = RESPLimits()
-        general.largeBulk = 1
-        func outcomes(_ input: [UInt8], _ limits: RESPLimits, shared: Bool) -> [String] {
+        var random = SeededGenerator(seed: 0x5EED_0001)
+        func outcomes(_ input: [UInt8], _ limits: RESPLimits, shared: Bool, piece: Int) -> [String] {
             var parser = RESPParser(limits: limits)
-            parser.append(input)
             var seen: [String] = []
-            while true {
+            var offset = 0
+            while offset < input.count {
+                parser.append(Array(input[offset..<Swift.min(offset + piece, input.count)]))
+                offset += piece
                 var batch = RequestBatch()
-                let step = parser.nextRequest(into: &batch, sharing: shared)
-                guard step == .appended else {
+                var step = parser.nextRequest(into: &batch, sharing: shared)
+                while step == .appended { step = parser.nextRequest(into: &batch, sharing: shared) }
+                batch.forEach { request in
+                    seen.append(Array(request).map { String(decoding: $0, as: UTF8.self) }.joined(separator: "|"))
+                    return true
+                }
+                if case .protocolError = step {
                     seen.append("\(step)")
                     return seen
                 }
-                batch.forEach { request in
-                    seen.append(Array(request).map { String(decoding: $0, as: UTF8.self) }.joined(separator: "|"))
-                    return false
-                }
             }
+            return seen
         }
         let alphabet = Array("*$-\r\n0123456789abc".utf8)
         for round in 0..<3_000 {
+            var limits = RESPLimits()
+            limits.maxInline = [3, 4, 8, 64 * 1024][Int.random(in: 0..<4, using: &random)]
+            limits.maxArguments = [2, 5, 33, Int(Int32.max)][Int.random(in: 0..<4, using: &random)]
+            limits.maxBulk = [3, 8, 512 * 1024 * 1024][Int.random(in: 0..<3, using: &random)]
+            var general = limits
+            general.largeBulk = 0
             var wire: [UInt8] = []
             for _ in 0..<Int.random(in: 1...4, using: &random) {
+                if Int.random(in: 0..<5, using: &random) == 0 {
+                    wire += bytes("PING a\r\n")
+                    continue
+                }
                 let count = Int.random(in: 1...40, using: &random)
                 wire += bytes("*\(count)\r\n")
                 for _ in 0..<count {
@@ -240,10 +253,14 @@ import Testing
                 default: wire.insert(wire[at], at: at)
                 }
             }
+            let piece = [wire.count, 1, 7][round % 3]
             for shared in [false, true] {
-                let fast = outcomes(wire, RESPLimits(), shared: shared)
-                let slow = outcomes(wire, general, shared: shared)
-                #expect(fast == slow, "\(String(decoding: wire, as: UTF8.self).debugDescription)")
+                let fast = outcomes(wire, limits, shared: shared, piece: piece)
+                let slow = outcomes(wire, general, shared: shared, piece: piece)
+                #expect(
+                    fast == slow,
+                    "round \(round), limits \(limits), pieces of \(piece): \(String(decoding: wire, as: UTF8.self).debugDescription)"
+                )
                 if fast != slow { return }
             }
         }

@@ -344,7 +344,9 @@ public struct RESPParser {
     private mutating func parseCanonicalMultibulk(into batch: inout RequestBatch, sharing: Bool) -> Bool {
         let requestStart = start
         let most = Swift.min(limits.maxArguments, RESPParser.canonicalMostArguments)
-        let longest = Swift.min(limits.maxBulk, limits.largeBulk - 1)
+        // Shorter than a large bulk (which the general path may stream):
+        // with `largeBulk` 0 or less, no request takes this path.
+        let longest = limits.largeBulk > 0 ? Swift.min(limits.maxBulk, limits.largeBulk - 1) : -1
         let longestLine = limits.maxInline
         return withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * RESPParser.canonicalMostArguments) {
             spans -> Bool in

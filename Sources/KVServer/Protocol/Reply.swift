@@ -135,7 +135,7 @@ public struct ReplyWriter: Sendable {
     public mutating func integer(_ value: Int) {
         // `:`, the digits and CRLF made on the stack and appended at once:
         // one append, not one per byte and one for the digits.
-        var line: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // room for ":", 21 characters, CRLF
+        var line: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // room for ":", 20 characters, CRLF
         withUnsafeMutableBytes(of: &line) { room in
             room[room.count - 2] = 13
             room[room.count - 1] = 10

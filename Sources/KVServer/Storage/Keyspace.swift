@@ -274,7 +274,7 @@ public final class Keyspace {
     }
 
     /// Where the live entry for `key` is, deleting it first if it has
-    /// expired (lazy expiry): `lookup` and `update` share it.
+    /// expired (lazy expiry): `lookup` and the other readers share it (`update` checks the deadline in its own access).
     private func liveIndex(_ key: UnsafeRawBufferPointer, now: Int64) -> KeyTable.Index? {
         guard let index = find(key) else { return nil }
         if let deadline = entries[at: index].expiresAt, deadline <= now {
@@ -384,7 +384,10 @@ public final class Keyspace {
         guard let index = find(key) else { return nil }
         // One access to the entry for the deadline, the type and the change
         // (each read through `entries[at:]` copied the whole entry, its value
-        // retained and released); a write makes the shard its own anyway.
+        // retained and released). It is a write access: while a snapshot
+        // shares the shard, it makes the shard the keyspace's own, which the
+        // change would do anyway, and which an expired key or a collection
+        // (no change) then did for nothing: rare, and only a copy.
         let step: UpdateStep<Result> = Keyspace.access(&entries[at: index]) { entry in
             if let deadline = entry.expiresAt, deadline <= now { return .expired }
             guard entry.collection == nil else { return .collection }

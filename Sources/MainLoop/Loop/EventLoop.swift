@@ -106,7 +106,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// interned `Type.selector`), which the crash line names. Written and
     /// read only on the loop's own thread (the crash handler runs there too):
     /// a field, where a thread-specific key cost three calls a job.
-    nonisolated(unsafe) var invocationBeingPerformed: UnsafePointer<CChar>?
+    @exclusivity(unchecked) nonisolated(unsafe) var invocationBeingPerformed: UnsafePointer<CChar>?
 
     /// The loop that belongs to the process's main thread.
     ///

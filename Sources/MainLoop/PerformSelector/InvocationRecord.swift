@@ -31,11 +31,18 @@ struct InvocationRecordHeader {
 /// properties: `ManagedBufferPointer` lays the tail out (a `ManagedBuffer`
 /// subclass cannot be `Sendable`). Not generic: the loop runs every record
 /// through the same specialised code. Unchecked `Sendable`: the tail is
-/// written once, before the record is shared, and holds only `Sendable`
-/// values (the method, the target or owner, the arguments) and the address
-/// of a `LoopBound` value, which only its loop's thread reads.
+/// filled before the record is shared and holds only `Sendable` values (the
+/// method, the target or owner, the arguments) and the address of a
+/// `LoopBound` value, which only its loop's thread reads; after that only
+/// the loop's thread writes it (`count` and `performed`, when the call is
+/// made), and whoever frees the record does so after that, ordered by the
+/// reference count's release and acquire.
 final class InvocationRecord: LoopInvocation, @unchecked Sendable {
     private typealias Tail = ManagedBufferPointer<InvocationRecordHeader, (any Sendable)?>
+
+    /// Records are made only by `make`, which lays out their tail; an
+    /// object made otherwise would have none for `deinit` to take apart.
+    private init() {}
 
     /// Resolves `selector` against `Target.methods` and checks `arguments`
     /// against it, then makes the record of a call on `target`: nothing is
@@ -116,8 +123,10 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
         return try header.pointee.method.invoke(on: target, consuming: arguments)
     }
 
+    /// Nil once the call was made (its arguments are gone with it): read it
+    /// before `invoke()`.
     var invocation: Invocation? {
-        guard header.pointee.boundValue == nil else { return nil }
+        guard header.pointee.boundValue == nil, !header.pointee.performed else { return nil }
         return Invocation(
             target: header.pointee.holder, call: MethodCall(header.pointee.method, arguments: Array(arguments)))
     }

@@ -222,8 +222,8 @@ enum InvocationDelivery {
 /// loop's thread only. It is its own mailbox record, so posting one
 /// allocates nothing beyond it.
 // Each field is its own requirement, not a copy of the whole checked call
-// (whose copy retains and releases its entry and target): a post reads them
-// on its hot path.
+// (whose copy retains and releases its target): a post reads them on its
+// hot path.
 protocol LoopInvocation: MailboxRecord {
     /// The checked selector.
     var selector: Selector { get }
@@ -291,7 +291,10 @@ extension EventLoop {
     /// it throws to ``errorHandler`` (or the deprecated invocation handler).
     func performReportingErrors(_ invocation: some LoopInvocation) {
         // The call takes the record's arguments: the deprecated handler's
-        // Invocation is made (with copies) before, and only while one is set.
+        // Invocation is made (with copies) before, and only while one is set
+        // (every call, then, allocates it and its arguments' array). A
+        // handler set during the call sees nothing of it: the error goes to
+        // `errorHandler`.
         let forLegacyHandler = hasLegacyInvocationHandler.load(ordering: .relaxed) ? invocation.invocation : nil
         do {
             _ = try whileRunning(named: invocation.name) { try invocation.invoke() }
