@@ -128,10 +128,10 @@ func humanBytes(_ bytes: Int) -> String {
 }
 
 /// The bytes the allocator has handed out and not had back (glibc's
-/// mallinfo2: small blocks in use plus large mapped ones), Redis's used_memory.
+/// mallinfo2: small blocks in use plus large mapped ones; a sanitizer's own
+/// count when one replaced the allocator), Redis's used_memory.
 func allocatedBytes() -> Int {
-    let stats = mallinfo2()
-    return Int(stats.uordblks) + Int(stats.hblkhd)
+    Int(kvd_allocated_bytes())
 }
 
 /// The process's resident set size, from /proc/self/statm.
