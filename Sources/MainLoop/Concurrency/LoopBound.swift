@@ -70,7 +70,7 @@ public struct LoopBound<Value>: Sendable {
     /// of a plain post's throughput.
     @inlinable
     public func post(
-        file: StaticString = #fileID, line: UInt = #line, _ body: @escaping @Sendable (inout Value) -> Void
+        file: StaticString = #fileID, line: UInt = #line, _ body: consuming @escaping @Sendable (inout Value) -> Void
     ) throws {
         try loop.enqueue(.bound(BoundBody(body), storage), site: PostSite(file: file, line: line))
     }
@@ -91,7 +91,7 @@ public struct LoopBound<Value>: Sendable {
     /// still pending, admitted when a bounded mailbox is full.
     @inlinable
     public func postUrgent(
-        file: StaticString = #fileID, line: UInt = #line, _ body: @escaping @Sendable (inout Value) -> Void
+        file: StaticString = #fileID, line: UInt = #line, _ body: consuming @escaping @Sendable (inout Value) -> Void
     ) throws {
         try loop.enqueueUrgent(.bound(BoundBody(body), storage), site: PostSite(file: file, line: line))
     }
@@ -101,7 +101,7 @@ public struct LoopBound<Value>: Sendable {
     @inlinable
     public func post(
         timeout: Duration, file: StaticString = #fileID, line: UInt = #line,
-        _ body: @escaping @Sendable (inout Value) -> Void
+        _ body: consuming @escaping @Sendable (inout Value) -> Void
     ) throws {
         try loop.enqueue(
             .bound(BoundBody(body), storage), site: PostSite(file: file, line: line),
@@ -112,7 +112,7 @@ public struct LoopBound<Value>: Sendable {
     /// ``EventLoopError/full`` (see ``EventLoop/tryPost(file:line:_:)``).
     @inlinable
     public func tryPost(
-        file: StaticString = #fileID, line: UInt = #line, _ body: @escaping @Sendable (inout Value) -> Void
+        file: StaticString = #fileID, line: UInt = #line, _ body: consuming @escaping @Sendable (inout Value) -> Void
     ) throws {
         try loop.enqueue(.bound(BoundBody(body), storage), site: PostSite(file: file, line: line), policy: .refuse)
     }
@@ -203,7 +203,7 @@ struct BoundBody {
     /// struct: handed bare to the generic `unsafeBitCast`, it would be
     /// reabstracted through a thunk (an allocation per post).
     @inlinable
-    init<Value>(_ body: @escaping @Sendable (inout Value) -> Void) {
+    init<Value>(_ body: consuming @escaping @Sendable (inout Value) -> Void) {
         self = unsafeBitCast(TypedBody(call: body), to: BoundBody.self)
     }
 }

@@ -18,7 +18,7 @@ extension EventLoop {
     /// so the post site costs the caller a couple of instructions.
     @inlinable @inline(__always)
     public func post(
-        file: StaticString = #fileID, line: UInt = #line, _ work: @escaping @Sendable () -> Void
+        file: StaticString = #fileID, line: UInt = #line, _ work: consuming @escaping @Sendable () -> Void
     ) throws {
         try enqueue(.work(work), site: PostSite(file: file, line: line))
     }
@@ -29,7 +29,7 @@ extension EventLoop {
     ///   work was not accepted and will never run); ``EventLoopError/shutDown``.
     public func post(
         timeout: Duration, file: StaticString = #fileID, line: UInt = #line,
-        _ work: @escaping @Sendable () -> Void
+        _ work: consuming @escaping @Sendable () -> Void
     ) throws {
         try enqueue(
             .work(work), site: PostSite(file: file, line: line),
@@ -39,7 +39,7 @@ extension EventLoop {
     /// As ``post(file:line:_:)-4tw2j``, but never waits: a full bounded mailbox refuses the work.
     /// - Throws: ``EventLoopError/full`` (nothing was enqueued); ``EventLoopError/shutDown``.
     public func tryPost(
-        file: StaticString = #fileID, line: UInt = #line, _ work: @escaping @Sendable () -> Void
+        file: StaticString = #fileID, line: UInt = #line, _ work: consuming @escaping @Sendable () -> Void
     ) throws {
         try enqueue(.work(work), site: PostSite(file: file, line: line), policy: .refuse)
     }
@@ -57,7 +57,7 @@ extension EventLoop {
     /// timers: those still get their turn between the loop's batches.
     /// - Throws: ``EventLoopError/shutDown`` once ``stop()`` has been called.
     public func postUrgent(
-        file: StaticString = #fileID, line: UInt = #line, _ work: @escaping @Sendable () -> Void
+        file: StaticString = #fileID, line: UInt = #line, _ work: consuming @escaping @Sendable () -> Void
     ) throws {
         try enqueueUrgent(.work(work), site: PostSite(file: file, line: line))
     }

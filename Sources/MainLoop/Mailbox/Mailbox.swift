@@ -21,21 +21,32 @@ enum RoomPolicy {
     /// Never wait and never refuse for lack of room (Swift concurrency
     /// jobs and `perform`, which must not block a thread).
     case admit
+
+    @inline(__always)
+    var admits: Bool {
+        if case .admit = self { return true }
+        return false
+    }
 }
 
 extension EventLoop {
     /// Any thread: hands `job` to the mailbox, waking the loop when it sleeps.
+    /// The job is moved, never copied, from the post into the mailbox (a
+    /// copy is a retain here and a release on the loop, per post).
     /// - Throws: the close reason (`.shutDown`) once the mailbox is closed;
     ///   with a bound, `.full`, `.timedOut` or `.deadlock` per `policy`.
     @usableFromInline
-    func enqueue(_ job: Job, site: PostSite = .none, policy: RoomPolicy = .wait(until: nil)) throws(EventLoopError) {
-        let offer: Mailbox.Offer
-        if case .admit = policy {
-            offer = try mailbox.admit(job, site: site)
-        } else {
-            offer = try mailbox.offer(job, site: site)
+    func enqueue(_ job: consuming Job, site: PostSite = .none, policy: RoomPolicy = .wait(until: nil))
+        throws(EventLoopError)
+    {
+        // Unbounded, a post is never refused for room, so the mailbox may
+        // take the job. Bounded, it may be, and the job must stay here: it
+        // is lent, and copied only when it is queued.
+        if !mailbox.isBounded || policy.admits {
+            if case .queuedWakeLoop = try mailbox.admit(job, site: site) { wake() }
+            return
         }
-        switch offer {
+        switch try mailbox.offer(job, site: site) {
         case .queued: return
         case .queuedWakeLoop: wake()
         case .full: try enqueueWhenFull(job, site, policy)
@@ -44,13 +55,13 @@ extension EventLoop {
 
     /// Any thread: hands `job` to the urgent lane (see `postUrgent`).
     @usableFromInline
-    func enqueueUrgent(_ job: Job, site: PostSite) throws(EventLoopError) {
+    func enqueueUrgent(_ job: consuming Job, site: PostSite) throws(EventLoopError) {
         if case .queuedWakeLoop = try mailbox.offerUrgent(job, site: site) { wake() }
     }
 
     /// The full-mailbox path. Posts from the loop's own thread are always
     /// admitted: the loop cannot wait for itself.
-    private func enqueueWhenFull(_ job: Job, _ site: PostSite, _ policy: RoomPolicy) throws(EventLoopError) {
+    private func enqueueWhenFull(_ job: consuming Job, _ site: PostSite, _ policy: RoomPolicy) throws(EventLoopError) {
         if inLoop {
             if case .queuedWakeLoop = try mailbox.admit(job, site: site) { wake() }
             return
@@ -205,6 +216,8 @@ final class Mailbox: @unchecked Sendable {
     }
 
     private let state: UnsafeMutablePointer<State>
+    /// A capacity was given (it never changes): a post may be refused for room.
+    let isBounded: Bool
     private let loopSide: UnsafeMutablePointer<LoopSide>
     /// What the loop must look at before its next job, in one word so that
     /// a job costs one relaxed load: `Attention.urgent` (urgent jobs are
@@ -231,6 +244,7 @@ final class Mailbox: @unchecked Sendable {
         loopSide = allocateLines(LoopSide.self)
         loopSide.initialize(to: LoopSide())
         state.pointee.capacity = capacity ?? Int.max
+        isBounded = capacity != nil
         state.pointee.sampling = sampling
         let rc = mainloop_mutex_init_adaptive(&state.pointee.mutex)
         precondition(rc == 0, "MainLoop: pthread_mutex_init failed with errno \(rc)")
@@ -280,7 +294,7 @@ final class Mailbox: @unchecked Sendable {
     /// Lock held: appends `job` to `buffer` (its site when labelling, a
     /// stamp for one post in 64 when sampling).
     @inline(__always)
-    private func store(_ job: Job, site: PostSite, in buffer: UnsafeMutablePointer<JobBuffer>) {
+    private func store(_ job: consuming Job, site: PostSite, in buffer: UnsafeMutablePointer<JobBuffer>) {
         if state.pointee.labelling {
             buffer.pointee.append(job, site: site)
         } else {
@@ -303,7 +317,7 @@ final class Mailbox: @unchecked Sendable {
 
     /// Lock held: appends `job` and says whether the loop must be woken.
     @inline(__always)
-    private func append(_ job: Job, site: PostSite) -> Offer {
+    private func append(_ job: consuming Job, site: PostSite) -> Offer {
         store(job, site: site, in: &state.pointee.pending)
         if state.pointee.capacity != Int.max {
             state.pointee.highWaterMark = Swift.max(state.pointee.highWaterMark, state.pointee.pending.count)
@@ -313,7 +327,7 @@ final class Mailbox: @unchecked Sendable {
 
     /// Any thread: queues `job` in the urgent lane, whatever the bound.
     /// - Throws: the close reason once the mailbox is closed.
-    func offerUrgent(_ job: Job, site: PostSite) throws(EventLoopError) -> Offer {
+    func offerUrgent(_ job: consuming Job, site: PostSite) throws(EventLoopError) -> Offer {
         lock()
         try checkOpen()
         store(job, site: site, in: &state.pointee.urgent)
@@ -361,21 +375,22 @@ final class Mailbox: @unchecked Sendable {
     /// Any thread: queues `job` if there is room and nobody waits for room.
     /// - Throws: the close reason once the mailbox is closed.
     @inline(__always)
-    func offer(_ job: Job, site: PostSite) throws(EventLoopError) -> Offer {
+    func offer(_ job: borrowing Job, site: PostSite) throws(EventLoopError) -> Offer {
         lock()
         try checkOpen()
         if state.pointee.pending.count >= state.pointee.capacity || !state.pointee.roomWaiters.isEmpty {
             unlock()
             return .full
         }
-        let offer = append(job, site: site)
+        let offer = append(copy job, site: site)
         unlock()
         return offer
     }
 
     /// Any thread: queues `job` whatever the bound (the loop's own posts,
     /// Swift concurrency jobs). Never returns `.full`.
-    func admit(_ job: Job, site: PostSite) throws(EventLoopError) -> Offer {
+    @inline(__always)
+    func admit(_ job: consuming Job, site: PostSite) throws(EventLoopError) -> Offer {
         lock()
         try checkOpen()
         let offer = append(job, site: site)
@@ -387,7 +402,9 @@ final class Mailbox: @unchecked Sendable {
     /// behind the other room waiters with `waiter`, which the loop admits
     /// (or the close abandons) later, and returns `.full`: the caller must
     /// wait on `waiter`.
-    func offer(_ job: Job, site: PostSite, orWaitWith waiter: Completion<Void>) throws(EventLoopError) -> Offer {
+    func offer(_ job: consuming Job, site: PostSite, orWaitWith waiter: Completion<Void>) throws(EventLoopError)
+        -> Offer
+    {
         lock()
         try checkOpen()
         if state.pointee.pending.count < state.pointee.capacity && state.pointee.roomWaiters.isEmpty {
@@ -602,7 +619,7 @@ struct JobBuffer {
     private(set) var samples: [(index: Int, acceptedAt: UInt64)] = []
 
     @inline(__always)
-    mutating func append(_ job: Job) {
+    mutating func append(_ job: consuming Job) {
         if count == capacity { grow() }
         (base.unsafelyUnwrapped + count).initialize(to: job)
         count += 1
@@ -610,7 +627,7 @@ struct JobBuffer {
 
     /// Appends `job` with its post site recorded.
     @inline(__always)
-    mutating func append(_ job: Job, site: PostSite) {
+    mutating func append(_ job: consuming Job, site: PostSite) {
         if count == capacity { grow() }
         if sites == nil { sites = .allocate(capacity: capacity) }
         if sitesFrom == Int.max { sitesFrom = count }
