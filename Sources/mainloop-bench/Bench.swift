@@ -360,7 +360,8 @@ func driver() {
         let posts = Double(after.posted - before.posted)
         emit(
             "NOTE peer=\(route.peer) wakeups_per_1000_posts=\(fixed(Double(after.wakeUpsWritten - before.wakeUpsWritten) * 1000 / posts, 3))"
-                + " posts_per_drain=\(fixed(posts / Double(max(after.drains - before.drains, 1)), 1))")
+                + " posts_per_drain=\(fixed(posts / Double(max(after.drains - before.drains, 1)), 1))"
+                + " largest_batch=\(after.largestBatch)")
         exit(failed ? 1 : 0)
     }
     let onMain = try! loop.postAndWait { EventLoop.isMainThread }
