@@ -93,6 +93,25 @@ public struct MethodTable<Target: AnyObject>: Sendable {
         _ selector: Selector,
         _ method: @escaping @Sendable (Target) -> (repeat each Argument) throws -> Result
     ) -> MethodTable {
+        adding(selector, arguments: (repeat (each Argument).self), result: Result.self) { target, arguments, cursor in
+            try method(target)(repeat takeArgument(arguments, cursor, as: (each Argument).self))
+        }
+    }
+
+    /// The registration: the signature from the types, the checks, and the
+    /// entry (the one made before, when the same method is registered again).
+    /// `call` runs the method with the arguments taken from `arguments`
+    /// through `cursor`. A closure of its own, apart from the entry's, so
+    /// that the method reference's application to the target (a closure
+    /// that does not outlive the call) is allocated on the stack: inside the
+    /// entry's closure it was a heap allocation per call.
+    @inlinable
+    func adding<each Argument: Sendable, Result: Sendable>(
+        _ selector: Selector, arguments: (repeat (each Argument).Type), result: Result.Type,
+        call:
+            @escaping @Sendable (Target, UnsafeMutablePointer<(any Sendable)?>, UnsafeMutablePointer<Int>) throws ->
+            Result
+    ) -> MethodTable {
         var argumentTypes: [ArgumentType] = []
         for type in repeat (each Argument).self { argumentTypes.append(.of(type)) }
         let methodType = "(\(argumentTypes.map(\.name).joined(separator: ", "))) -> \(Result.self)"
@@ -120,7 +139,7 @@ public struct MethodTable<Target: AnyObject>: Sendable {
                 // boxed on the heap on every call).
                 var index = 0
                 let result = try withUnsafeMutablePointer(to: &index) { cursor in
-                    try method(target)(repeat takeArgument(arguments, cursor, as: (each Argument).self))
+                    try call(target, arguments, cursor)
                 }
                 if Result.self == Void.self { return nil }
                 // A method returning an Optional answers nil, not Optional(nil).
