@@ -62,7 +62,7 @@ public struct LoopBound<Value>: Sendable {
         self.storage = Unmanaged.passUnretained(storage)
     }
 
-    /// Runs `body` on the loop with the value; returns at once (see ``EventLoop/post(file:line:_:)-4tw2j``).
+    /// Runs `body` on the loop with the value; returns at once (see ``EventLoop/post(file:line:_:)-16vnh``).
     /// - Throws: ``EventLoopError/shutDown`` once the loop is stopped (the body never runs).
     ///
     /// Inlinable, so that the caller's module specialises it for `Value`:

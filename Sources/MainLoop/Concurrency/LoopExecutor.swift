@@ -4,7 +4,7 @@
 import Glibc
 
 /// The `SerialExecutor` of an ``EventLoop``: jobs enqueued here run on the
-/// loop's thread, through its mailbox (so in order with ``EventLoop/post(file:line:_:)-4tw2j``
+/// loop's thread, through its mailbox (so in order with ``EventLoop/post(file:line:_:)-16vnh``
 /// calls made by the same thread).
 ///
 /// Pin an actor to a loop:

@@ -17,7 +17,7 @@ let currentLoopKey: pthread_key_t = {
 /// A libevent loop that owns one thread, and a mailbox through which any
 /// thread hands it work.
 ///
-/// Other threads ``post(file:line:_:)-4tw2j`` closures (or ``postAndWait(timeout:file:line:_:)`` and
+/// Other threads ``post(file:line:_:)-16vnh`` closures (or ``postAndWait(timeout:file:line:_:)`` and
 /// block until the work ran); the loop runs them on its own thread, in the
 /// order each thread posted them, interleaved fairly with its timers
 /// (``schedule(after:_:)``), watched file descriptors (``watch(fd:for:_:)``)
@@ -111,7 +111,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// The loop that belongs to the process's main thread.
     ///
     /// Created on first use without throwing; if a system call fails while
-    /// making it, the first call that can throw (``run()``, ``post(file:line:_:)-4tw2j``, ...)
+    /// making it, the first call that can throw (``run()``, ``post(file:line:_:)-16vnh``, ...)
     /// throws that ``EventLoopError/system(call:errno:)`` error. Only the main
     /// thread may ``run()`` it: keep `main.swift` synchronous and end it with
     /// `try EventLoop.main.run()`.

@@ -41,7 +41,7 @@ extension EventLoop {
         }
     }
 
-    /// Like ``post(file:line:_:)-4tw2j``, for work that can throw: what it throws goes to
+    /// Like ``post(file:line:_:)-16vnh``, for work that can throw: what it throws goes to
     /// ``errorHandler`` (or one line on standard error), labelled with where
     /// it was posted from.
     public func post(

@@ -23,7 +23,7 @@ extension EventLoop {
         try enqueue(.work(work), site: PostSite(file: file, line: line))
     }
 
-    /// As ``post(file:line:_:)-4tw2j``, but waits at most `timeout` for room in a full
+    /// As ``post(file:line:_:)-16vnh``, but waits at most `timeout` for room in a full
     /// bounded mailbox.
     /// - Throws: ``EventLoopError/timedOut`` when no room came in time (the
     ///   work was not accepted and will never run); ``EventLoopError/shutDown``.
@@ -36,7 +36,7 @@ extension EventLoop {
             policy: .wait(until: monotonicDeadline(after: timeout)))
     }
 
-    /// As ``post(file:line:_:)-4tw2j``, but never waits: a full bounded mailbox refuses the work.
+    /// As ``post(file:line:_:)-16vnh``, but never waits: a full bounded mailbox refuses the work.
     /// - Throws: ``EventLoopError/full`` (nothing was enqueued); ``EventLoopError/shutDown``.
     public func tryPost(
         file: StaticString = #fileID, line: UInt = #line, _ work: consuming @escaping @Sendable () -> Void
