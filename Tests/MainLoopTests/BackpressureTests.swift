@@ -142,4 +142,35 @@ import Testing
         #expect(exit == .exited(0), "\(exit): \(output)")
         #expect(output.contains("capacity=8 high_water=8"), "\(output)")
     }
+
+    /// A job is released after the mailbox's lock: a producer that
+    /// withdraws after waiting for room holds the only reference to its
+    /// job, and what the job releases may use the mailbox (here `isClosed`,
+    /// which locks it; a deinitializer that posts to the loop does the
+    /// same). Released under the lock, it was a thread locking a mutex it
+    /// holds, and this test hung until its bound.
+    @Test func aWithdrawnJobIsReleasedAfterTheMailboxUnlocks() {
+        /// Reads the mailbox's state from its deinitializer.
+        final class ReadsWhenReleased: @unchecked Sendable {
+            let mailbox: Mailbox
+            let sawClosed: Locked<Bool?>
+            init(_ mailbox: Mailbox, _ sawClosed: Locked<Bool?>) {
+                self.mailbox = mailbox
+                self.sawClosed = sawClosed
+            }
+            deinit { sawClosed.set(mailbox.isClosed) }
+        }
+        let mailbox = Mailbox(capacity: 1)
+        let sawClosed = Locked<Bool?>(nil)
+        let producer = TestThread {
+            _ = try? mailbox.offer(.work {}, site: .none)
+            let room = Completion<Void>()
+            let offer = try? mailbox.offer(
+                .work { [held = ReadsWhenReleased(mailbox, sawClosed)] in _ = held }, site: .none, orWaitWith: room)
+            guard case .full = offer else { return }
+            _ = mailbox.withdraw(room)
+        }
+        producer.join(within: .seconds(10), "a producer withdrawing a job that locks the mailbox when released")
+        #expect(sawClosed.current == false)
+    }
 }

@@ -72,7 +72,7 @@ public struct LoopBound<Value>: Sendable {
     public func post(
         file: StaticString = #fileID, line: UInt = #line, _ body: consuming @escaping @Sendable (inout Value) -> Void
     ) throws {
-        try loop.enqueue(.bound(BoundBody(body), storage), site: PostSite(file: file, line: line))
+        try loop.enqueue(.bound(BoundBody(consume body), storage), site: PostSite(file: file, line: line))
     }
 
     /// As `post(file:line:_:)`, for a body that can throw: what it throws goes to
@@ -93,7 +93,7 @@ public struct LoopBound<Value>: Sendable {
     public func postUrgent(
         file: StaticString = #fileID, line: UInt = #line, _ body: consuming @escaping @Sendable (inout Value) -> Void
     ) throws {
-        try loop.enqueueUrgent(.bound(BoundBody(body), storage), site: PostSite(file: file, line: line))
+        try loop.enqueueUrgent(.bound(BoundBody(consume body), storage), site: PostSite(file: file, line: line))
     }
 
     /// As `post(file:line:_:)`, waiting at most `timeout` for room in a full bounded
@@ -104,7 +104,7 @@ public struct LoopBound<Value>: Sendable {
         _ body: consuming @escaping @Sendable (inout Value) -> Void
     ) throws {
         try loop.enqueue(
-            .bound(BoundBody(body), storage), site: PostSite(file: file, line: line),
+            .bound(BoundBody(consume body), storage), site: PostSite(file: file, line: line),
             policy: .wait(until: monotonicDeadline(after: timeout)))
     }
 
@@ -114,7 +114,8 @@ public struct LoopBound<Value>: Sendable {
     public func tryPost(
         file: StaticString = #fileID, line: UInt = #line, _ body: consuming @escaping @Sendable (inout Value) -> Void
     ) throws {
-        try loop.enqueue(.bound(BoundBody(body), storage), site: PostSite(file: file, line: line), policy: .refuse)
+        try loop.enqueue(
+            .bound(BoundBody(consume body), storage), site: PostSite(file: file, line: line), policy: .refuse)
     }
 
     /// Runs `body` on the loop with the value, blocking until it has run, and

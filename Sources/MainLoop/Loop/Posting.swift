@@ -20,7 +20,7 @@ extension EventLoop {
     public func post(
         file: StaticString = #fileID, line: UInt = #line, _ work: consuming @escaping @Sendable () -> Void
     ) throws {
-        try enqueue(.work(work), site: PostSite(file: file, line: line))
+        try enqueue(.work(consume work), site: PostSite(file: file, line: line))
     }
 
     /// As ``post(file:line:_:)-16vnh``, but waits at most `timeout` for room in a full
@@ -32,7 +32,7 @@ extension EventLoop {
         _ work: consuming @escaping @Sendable () -> Void
     ) throws {
         try enqueue(
-            .work(work), site: PostSite(file: file, line: line),
+            .work(consume work), site: PostSite(file: file, line: line),
             policy: .wait(until: monotonicDeadline(after: timeout)))
     }
 
@@ -41,7 +41,7 @@ extension EventLoop {
     public func tryPost(
         file: StaticString = #fileID, line: UInt = #line, _ work: consuming @escaping @Sendable () -> Void
     ) throws {
-        try enqueue(.work(work), site: PostSite(file: file, line: line), policy: .refuse)
+        try enqueue(.work(consume work), site: PostSite(file: file, line: line), policy: .refuse)
     }
 
     /// Hands `work` to the loop's urgent lane: it runs before every
@@ -59,6 +59,6 @@ extension EventLoop {
     public func postUrgent(
         file: StaticString = #fileID, line: UInt = #line, _ work: consuming @escaping @Sendable () -> Void
     ) throws {
-        try enqueueUrgent(.work(work), site: PostSite(file: file, line: line))
+        try enqueueUrgent(.work(consume work), site: PostSite(file: file, line: line))
     }
 }

@@ -31,8 +31,9 @@ enum RoomPolicy {
 
 extension EventLoop {
     /// Any thread: hands `job` to the mailbox, waking the loop when it sleeps.
-    /// The job is moved, never copied, from the post into the mailbox (a
-    /// copy is a retain here and a release on the loop, per post).
+    /// The job is moved from the post into an unbounded mailbox, never
+    /// copied (a copy is a retain here and a release on the loop, per
+    /// post); a bounded one copies it when it queues it (see below).
     /// - Throws: the close reason (`.shutDown`) once the mailbox is closed;
     ///   with a bound, `.full`, `.timedOut` or `.deadlock` per `policy`.
     @usableFromInline
@@ -43,27 +44,27 @@ extension EventLoop {
         // take the job. Bounded, it may be, and the job must stay here: it
         // is lent, and copied only when it is queued.
         if !mailbox.isBounded || policy.admits {
-            if case .queuedWakeLoop = try mailbox.admit(job, site: site) { wake() }
+            if case .queuedWakeLoop = try mailbox.admit(consume job, site: site) { wake() }
             return
         }
         switch try mailbox.offer(job, site: site) {
         case .queued: return
         case .queuedWakeLoop: wake()
-        case .full: try enqueueWhenFull(job, site, policy)
+        case .full: try enqueueWhenFull(consume job, site, policy)
         }
     }
 
     /// Any thread: hands `job` to the urgent lane (see `postUrgent`).
     @usableFromInline
     func enqueueUrgent(_ job: consuming Job, site: PostSite) throws(EventLoopError) {
-        if case .queuedWakeLoop = try mailbox.offerUrgent(job, site: site) { wake() }
+        if case .queuedWakeLoop = try mailbox.offerUrgent(consume job, site: site) { wake() }
     }
 
     /// The full-mailbox path. Posts from the loop's own thread are always
     /// admitted: the loop cannot wait for itself.
     private func enqueueWhenFull(_ job: consuming Job, _ site: PostSite, _ policy: RoomPolicy) throws(EventLoopError) {
         if inLoop {
-            if case .queuedWakeLoop = try mailbox.admit(job, site: site) { wake() }
+            if case .queuedWakeLoop = try mailbox.admit(consume job, site: site) { wake() }
             return
         }
         let deadline: UInt64?
@@ -79,7 +80,7 @@ extension EventLoop {
         if let caller { try WaitForGraph.block(caller, on: self) }
         defer { if let caller { WaitForGraph.unblock(caller) } }
         let room = Completion<Void>()
-        switch try mailbox.offer(job, site: site, orWaitWith: room) {
+        switch try mailbox.offer(consume job, site: site, orWaitWith: room) {
         case .queued: return
         case .queuedWakeLoop: wake()
         case .full: try room.waitForRoom(until: deadline) { self.mailbox.withdraw(room) }
@@ -282,11 +283,20 @@ final class Mailbox: @unchecked Sendable {
     @inline(__always) private func lock() { pthread_mutex_lock(&state.pointee.mutex) }
     @inline(__always) private func unlock() { pthread_mutex_unlock(&state.pointee.mutex) }
 
-    /// Lock held: throws the close reason once closed.
+    /// Lock held: throws the close reason once closed, after the lock.
+    ///
+    /// `job` is the one being offered: `withExtendedLifetime` keeps it
+    /// alive until the lock is dropped (a use the optimizer keeps after
+    /// inlining). A refused job is released by whoever owns it, and
+    /// its release can run any deinitializer, one that posts to this loop
+    /// included; under the lock that would be a thread locking a mutex it
+    /// holds. (A `consuming` parameter not used again on a path may be
+    /// released as early as the optimizer likes, so without this use the
+    /// release could move above the `unlock`.)
     @inline(__always)
-    private func checkOpen() throws(EventLoopError) {
+    private func checkOpen(offering job: borrowing Job) throws(EventLoopError) {
         if case .closed(let reason) = state.pointee.phase {
-            unlock()
+            withExtendedLifetime(job) { unlock() }
             throw reason
         }
     }
@@ -329,7 +339,7 @@ final class Mailbox: @unchecked Sendable {
     /// - Throws: the close reason once the mailbox is closed.
     func offerUrgent(_ job: consuming Job, site: PostSite) throws(EventLoopError) -> Offer {
         lock()
-        try checkOpen()
+        try checkOpen(offering: job)
         store(job, site: site, in: &state.pointee.urgent)
         attentionWord.bits.bitwiseOr(Attention.urgent, ordering: .relaxed)
         let offer = wakeIfAsleep()
@@ -377,7 +387,7 @@ final class Mailbox: @unchecked Sendable {
     @inline(__always)
     func offer(_ job: borrowing Job, site: PostSite) throws(EventLoopError) -> Offer {
         lock()
-        try checkOpen()
+        try checkOpen(offering: job)
         if state.pointee.pending.count >= state.pointee.capacity || !state.pointee.roomWaiters.isEmpty {
             unlock()
             return .full
@@ -392,7 +402,7 @@ final class Mailbox: @unchecked Sendable {
     @inline(__always)
     func admit(_ job: consuming Job, site: PostSite) throws(EventLoopError) -> Offer {
         lock()
-        try checkOpen()
+        try checkOpen(offering: job)
         let offer = append(job, site: site)
         unlock()
         return offer
@@ -406,7 +416,7 @@ final class Mailbox: @unchecked Sendable {
         -> Offer
     {
         lock()
-        try checkOpen()
+        try checkOpen(offering: job)
         if state.pointee.pending.count < state.pointee.capacity && state.pointee.roomWaiters.isEmpty {
             let offer = append(job, site: site)
             unlock()
@@ -422,9 +432,14 @@ final class Mailbox: @unchecked Sendable {
     /// admitted it (or the close refused it) first. Returns true when withdrawn.
     func withdraw(_ waiter: Completion<Void>) -> Bool {
         lock()
-        defer { unlock() }
-        guard waiter.withdraw() else { return false }
-        state.pointee.roomWaiters.removeAll { $0.waiter === waiter }
+        guard waiter.withdraw() else {
+            unlock()
+            return false
+        }
+        // The job is released after the lock (see `checkOpen`).
+        let withdrawn = state.pointee.roomWaiters.firstIndex { $0.waiter === waiter }
+            .map { state.pointee.roomWaiters.remove(at: $0) }
+        withExtendedLifetime(withdrawn) { unlock() }
         return true
     }
 
