@@ -256,7 +256,8 @@ func figures() {
 }
 
 /// Allocations per post on each route, on a loop that is not running (its
-/// mailbox only grows: a handful of buffer doublings in 100,000 posts).
+/// mailbox only grows: a handful of buffer doublings in 100,000 posts), and
+/// per invocation posted to the running main loop and run.
 /// With `check`, a route over its limit fails the run: 0 for a closure or
 /// `LoopBound` post that captures nothing (the README's and the docs'
 /// claim), 1 for a capturing closure (its context), 1 for an invocation
