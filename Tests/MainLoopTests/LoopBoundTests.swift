@@ -64,6 +64,28 @@ final class Tracked {
         #expect(ended.current == [200], "the value ended before its jobs ran, or never")
     }
 
+    // The loop calls a job's body without a reference to the value's
+    // storage of its own (Job.run): the storage must outlive a body that
+    // drops the last handle, while the loop runs and in its final drain.
+    // Run under ASan in make test, which would report the freed storage.
+    @Test func aBodyThatDropsTheLastHandleKeepsTheValueUntilItReturns() throws {
+        for stopping in [false, true] {
+            let loop = try EventLoop.spawn(name: "retire-inside")
+            let ended = Locked<[Int]>([])
+            let endedInside = Locked<[Int]?>(nil)
+            let handle = Locked<LoopBound<Tracked>?>(LoopBound(Tracked(ended), on: loop))
+            try handle.current!.post { value in
+                if stopping { loop.stop() }
+                handle.set(nil)
+                value.seen += 1
+                endedInside.set(ended.current)
+            }
+            #expect(eventually { ended.current == [1] }, "the value was never released (stopping: \(stopping))")
+            #expect(endedInside.current == [], "the value ended inside its own body (stopping: \(stopping))")
+            stopAndWait(loop)
+        }
+    }
+
     @Test func theReadmesCallsCompileAndRunOnTheOwningLoop() async throws {
         let loop = try EventLoop.spawn(name: "db")
         defer { stopAndWait(loop) }

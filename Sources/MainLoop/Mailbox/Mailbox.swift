@@ -758,7 +758,11 @@ enum Job {
         switch self {
         case .work(let body): body()
         case .record(let record): record.run()
-        case .bound(let body, let storage): storage.takeUnretainedValue().run(body)
+        case .bound(let body, let storage):
+            // The storage outlives its jobs (it is released on this thread
+            // after every job queued before its owner went: `retire`), so
+            // the call needs no reference of its own.
+            storage._withUnsafeGuaranteedRef { $0.run(body) }
         case .executorJob(let job, let executor):
             // On the serial executor's identity, also for jobs that came
             // through task-executor preference: the task keeps its preference
