@@ -193,8 +193,6 @@ final class Mailbox: @unchecked Sendable {
         var labelling = false
         /// Stamp one post in 64 with the time it was accepted.
         var sampling = false
-        /// Most jobs `pending` may hold (Int.max: unbounded).
-        var capacity = Int.max
         /// Producers blocked for room, oldest first, with the job each brings.
         var roomWaiters: [RoomWaiter] = []
         var posted: UInt64 = 0
@@ -217,8 +215,11 @@ final class Mailbox: @unchecked Sendable {
     }
 
     private let state: UnsafeMutablePointer<State>
-    /// A capacity was given (it never changes): a post may be refused for room.
-    let isBounded: Bool
+    /// Most jobs `pending` may hold (Int.max: unbounded). Fixed at creation,
+    /// so read without the lock.
+    let capacity: Int
+    /// A capacity was given: a post may be refused for room.
+    var isBounded: Bool { capacity != Int.max }
     private let loopSide: UnsafeMutablePointer<LoopSide>
     /// What the loop must look at before its next job, in one word so that
     /// a job costs one relaxed load: `Attention.urgent` (urgent jobs are
@@ -244,8 +245,7 @@ final class Mailbox: @unchecked Sendable {
         state.initialize(to: State())
         loopSide = allocateLines(LoopSide.self)
         loopSide.initialize(to: LoopSide())
-        state.pointee.capacity = capacity ?? Int.max
-        isBounded = capacity != nil
+        self.capacity = capacity ?? Int.max
         state.pointee.sampling = sampling
         let rc = mainloop_mutex_init_adaptive(&state.pointee.mutex)
         precondition(rc == 0, "MainLoop: pthread_mutex_init failed with errno \(rc)")
@@ -329,7 +329,7 @@ final class Mailbox: @unchecked Sendable {
     @inline(__always)
     private func append(_ job: consuming Job, site: PostSite) -> Offer {
         store(job, site: site, in: &state.pointee.pending)
-        if state.pointee.capacity != Int.max {
+        if isBounded {
             state.pointee.highWaterMark = Swift.max(state.pointee.highWaterMark, state.pointee.pending.count)
         }
         return wakeIfAsleep()
@@ -388,7 +388,7 @@ final class Mailbox: @unchecked Sendable {
     func offer(_ job: borrowing Job, site: PostSite) throws(EventLoopError) -> Offer {
         lock()
         try checkOpen(offering: job)
-        if state.pointee.pending.count >= state.pointee.capacity || !state.pointee.roomWaiters.isEmpty {
+        if state.pointee.pending.count >= capacity || !state.pointee.roomWaiters.isEmpty {
             unlock()
             return .full
         }
@@ -417,7 +417,7 @@ final class Mailbox: @unchecked Sendable {
     {
         lock()
         try checkOpen(offering: job)
-        if state.pointee.pending.count < state.pointee.capacity && state.pointee.roomWaiters.isEmpty {
+        if state.pointee.pending.count < capacity && state.pointee.roomWaiters.isEmpty {
             let offer = append(job, site: site)
             unlock()
             return offer
@@ -450,7 +450,7 @@ final class Mailbox: @unchecked Sendable {
         var served = 0
         var admitted: [Completion<Void>] = []
         for entry in state.pointee.roomWaiters {
-            guard state.pointee.pending.count < state.pointee.capacity else { break }
+            guard state.pointee.pending.count < capacity else { break }
             served += 1
             // Cannot fail: a withdrawal removes its entry under this lock.
             precondition(entry.waiter.grantRoom(), "MainLoop: a room waiter withdrew without leaving the queue")
@@ -576,7 +576,7 @@ final class Mailbox: @unchecked Sendable {
             wakeUpsWritten: state.pointee.wakeUpsWritten, drains: state.pointee.drains,
             largestBatch: state.pointee.largestBatch,
             pending: state.pointee.pending.count + state.pointee.urgent.count,
-            capacity: state.pointee.capacity == Int.max ? nil : state.pointee.capacity,
+            capacity: isBounded ? capacity : nil,
             highWaterMark: state.pointee.highWaterMark, postsThatWaited: state.pointee.postsThatWaited)
     }
 }

@@ -52,6 +52,19 @@ try core.run()
 // After run() returned, on the thread that ran it.
 print(store.withValue { $0.items.count })
 
+// The post's closure parameter is consuming: a stored closure is still
+// posted as often as wanted and used after, and a borrowed one with `copy`.
+func forward(_ loop: EventLoop, _ work: borrowing @escaping @Sendable () -> Void) throws {
+    try loop.post(copy work)
+    let stored: @Sendable () -> Void = { print("stored") }
+    try loop.post(stored)
+    try loop.post(stored)
+    stored()
+    let add: @Sendable (inout Store) -> Void = { $0.apply("e", 5) }
+    try store.post(add)
+    try store.tryPost(add)
+}
+
 func asyncUse(_ loop: EventLoop) async throws -> Int {
     let viaLoop = try await loop.perform(timeout: .seconds(1)) { 42 }
     let viaStore = try await store.perform(timeout: .seconds(1)) { $0.items.count }
