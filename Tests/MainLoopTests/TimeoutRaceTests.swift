@@ -20,17 +20,35 @@ private enum Outcome: Equatable {
 
 /// Timeouts from 1 µs to about 0.8 ms, 15% apart: the short ones expire
 /// before any loop can start the work, the long ones after it has, and the
-/// ones between meet the loop's start (a wake-up takes 5-20 µs here),
-/// whatever this machine's (or a sanitizer's) speed.
-private let timeouts: [Duration] = {
-    var nanoseconds: Int64 = 1_000
+/// ones between meet the loop's start (a wake-up takes 5-20 µs here).
+private let timeouts: [Duration] = geometric(from: 1_000, by: 115, count: 48)
+
+/// Timeouts from 1 ms to about 0.7 s, 30% apart, for one attempt in eight.
+/// A CI run under TSan (two cores shared with every other suite) once saw
+/// all 8,000 attempts time out: the loop's thread was held off for longer
+/// than the whole race took with `timeouts` alone, about 0.3 s. These keep
+/// the race going through such a stall, and meet the loop's start wherever
+/// it lies; where the loop is quick they return at once.
+private let slowTimeouts: [Duration] = geometric(from: 1_000_000, by: 130, count: 26)
+
+/// `count` durations from `nanoseconds`, each `percent`% of the one before.
+private func geometric(from nanoseconds: Int64, by percent: Int64, count: Int) -> [Duration] {
+    var nanoseconds = nanoseconds
     var table: [Duration] = []
-    for _ in 0..<48 {
+    for _ in 0..<count {
         table.append(.nanoseconds(nanoseconds))
-        nanoseconds = nanoseconds * 115 / 100
+        nanoseconds = nanoseconds * percent / 100
     }
     return table
-}()
+}
+
+/// The timeout of attempt `index` by `caller`: spread over both tables, so
+/// that consecutive attempts of one caller, and the callers between them,
+/// try different ones.
+private func raceTimeout(attempt index: Int, caller: Int) -> Duration {
+    if index % 8 == 7 { return slowTimeouts[(index / 8 + caller) % slowTimeouts.count] }
+    return timeouts[(index * 7 + caller) % timeouts.count]
+}
 
 /// Runs `attempt(index, timeout)` for `perCaller` indices on each of
 /// `callers` threads at once; `attempt` throws `.timedOut` or returns
@@ -45,7 +63,7 @@ private func race(
                 let index = caller * perCaller + step
                 let outcome: Outcome
                 do {
-                    try attempt(index, timeouts[(index * 7 + caller) % timeouts.count])
+                    try attempt(index, raceTimeout(attempt: index, caller: caller))
                     outcome = .returned
                 } catch EventLoopError.timedOut {
                     outcome = .timedOut
@@ -136,7 +154,7 @@ private func expectExactlyOneFate(
                             // late (a loaded cooperative pool).
                             if step % 100 == 50 { try? loop.post { sleep(milliseconds: 2) } }
                             let outcome: Outcome
-                            let timeout = timeouts[(index * 7 + caller) % timeouts.count]
+                            let timeout = raceTimeout(attempt: index, caller: caller)
                             do {
                                 let value = try await loop.perform(timeout: timeout) { () -> Int in
                                     runs.withValue { $0[index] += 1 }
