@@ -98,15 +98,21 @@ final class Tally: Invocable {
             let other = LoopBound(Tally(), on: loop)
             // From a thread that runs no loop: the owning loop performs them.
             try tally.performSelector("add:", afterDelay: .milliseconds(1), withObjects: 7)
+            #expect(eventually { (try? tally.postAndWait { $0.order }) == [7] })
+            // The loop is held while the next ones are scheduled and
+            // cancelled, so that this thread, stalled past their 30 ms (a
+            // sanitizer on a busy machine), cannot see them fire first.
+            // Scheduling and cancelling a timer need no turn of the loop.
+            let gate = try Gate.occupy(loop)
             try tally.performSelector("add:", afterDelay: .milliseconds(30), withObjects: 100)
             let withdrawn = try tally.performSelector("add:", afterDelay: .milliseconds(30), withObjects: 1_000)
             try other.performSelector("add:", afterDelay: .milliseconds(30), withObjects: 5)
-            #expect(eventually { (try? tally.postAndWait { $0.order }) == [7] })
             tally.cancelPreviousPerformRequests(selector: "add:")
             withdrawn.cancel()
             // A witness on the same loop, due after the withdrawn ones (timers
             // run in deadline order): once it ran, they would have.
             try other.performSelector("add:", afterDelay: .milliseconds(60), withObjects: 6)
+            gate.open()
             #expect(
                 eventually { (try? other.postAndWait { $0.order }) == [5, 6] },
                 "the other value's requests were cancelled too, or the witness never ran")

@@ -87,9 +87,13 @@ import Testing
             try loop.post { usleep(UInt32(50_000 * sanitizerFactor)) }
             try loop.postAndWait {}
             try loop.postAndWait {}
-            let got = reports.current
-            #expect(got.count == 1)
-            #expect(got.first?.label == "MainLoopTests/ObservabilityTests.swift:\(line)")
+            // One report for the slow job. Another may come only for a job
+            // that really ran past the line (a quick one preempted that
+            // long by a loaded machine), never for one that did not.
+            let label = "MainLoopTests/ObservabilityTests.swift:\(line)"
+            let got = reports.current.filter { $0.label == label }
+            #expect(got.count == 1, "\(reports.current)")
+            #expect(reports.current.allSatisfy { $0.runTime >= threshold }, "\(reports.current)")
             #expect((got.first?.runTime ?? .zero) >= .milliseconds(50 * sanitizerFactor))
             #expect(reportThreads.current == [true])  // called on the loop thread
             // With a handler installed every job is timed: run time counts them all.

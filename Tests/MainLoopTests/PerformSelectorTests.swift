@@ -30,10 +30,7 @@ final class Ledger: Invocable, @unchecked Sendable {
     func allEntries() -> [Int] { entries }
 }
 
-// Serialized: several of these tests read DelayedPerformRequests.count,
-// which is process-wide, and every test that makes an afterDelay request is
-// in this suite, so no test running beside them can move it.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct PerformSelectorTests {
+@Suite(.timeLimit(.minutes(5))) struct PerformSelectorTests {
     @Test func waitingReturnsTheResultComputedOnTheLoop() throws {
         try withSpawnedLoop("ledger") { loop in
             let ledger = Ledger()
@@ -180,7 +177,7 @@ final class Ledger: Invocable, @unchecked Sendable {
             let (elapsed, loopName) = watch.laps.current[0]
             #expect(elapsed >= .milliseconds(30))
             #expect(loopName == "delayed")
-            #expect(eventually { DelayedPerformRequests.count == 0 })
+            #expect(eventually { DelayedPerformRequests.count(forTarget: watch) == 0 })
         }
     }
 
@@ -237,15 +234,14 @@ final class Ledger: Invocable, @unchecked Sendable {
         let loop = try EventLoop.spawn(name: "stop-delayed")
         let ledger = Ledger()
         _ = try loop.postAndWait { try ledger.performSelector("record:", afterDelay: .seconds(3600), withObjects: 1) }
-        #expect(DelayedPerformRequests.count == 1)
+        #expect(DelayedPerformRequests.count(forTarget: ledger) == 1)
         stopAndWait(loop)
-        #expect(eventually { DelayedPerformRequests.count == 0 })
+        #expect(eventually { DelayedPerformRequests.count(forTarget: ledger) == 0 })
     }
 
     @Test func afterDelayChecksTheCallBeforeSchedulingIt() throws {
         try withSpawnedLoop("delayed-errors") { loop in
             let ledger = Ledger()
-            let before = DelayedPerformRequests.count
             let error = try loop.postAndWait { () -> String in
                 do {
                     try ledger.performSelector("record:", afterDelay: .milliseconds(1), withObjects: "not an Int")
@@ -253,7 +249,7 @@ final class Ledger: Invocable, @unchecked Sendable {
                 } catch { return "\(error)" }
             }
             #expect(error == "'record:' argument 0 must be Int, got String")
-            #expect(DelayedPerformRequests.count == before, "a refused request was registered")
+            #expect(DelayedPerformRequests.count(forTarget: ledger) == 0, "a refused request was registered")
         }
     }
 

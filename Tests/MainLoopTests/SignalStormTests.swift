@@ -11,8 +11,8 @@ import Testing
         let expected = [
             "untimed-post-and-wait": "wrong=0",
             "timed-post-and-wait": "wrong=0",
-            "untimed-room-wait": "ran=300/300 waited=true",
-            "timed-room-wait": "ran=300/300 waited=true",
+            "untimed-room-wait": "lost=0 waited=true",
+            "timed-room-wait": "lost=0 waited=true",
             "untimed-join": "stopped=true",
             "timed-join": "stopped=true",
         ]

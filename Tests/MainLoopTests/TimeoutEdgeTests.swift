@@ -102,12 +102,19 @@ let longTimeout = Duration.seconds(10_000_000_000)
         try await withSpawnedLoopAsync("edge-perform-started") { loop in
             // The timeout bounds the start, not the run: a job that runs past
             // it still returns. (Generous: an idle loop must start it in
-            // time even under a sanitizer on a busy machine.)
-            let value = try await loop.perform(timeout: .milliseconds(500)) { () -> Int in
-                sleep(milliseconds: 700)
-                return 9
+            // time even when a sanitizer on a busy machine holds its thread
+            // off for a second.) The job runs until the deadline has passed,
+            // and records that it started before it.
+            let timeout = Duration.seconds(2)
+            let clock = ContinuousClock()
+            let deadline = clock.now + timeout
+            let value = try await loop.perform(timeout: timeout) { () -> (Int, ContinuousClock.Instant) in
+                let started = clock.now
+                while clock.now < deadline + .milliseconds(50) { sleep(milliseconds: 5) }
+                return (9, started)
             }
-            #expect(value == 9)
+            #expect(value.0 == 9)
+            #expect(value.1 < deadline, "the job started after the deadline: the test proved nothing")
         }
     }
 

@@ -51,11 +51,15 @@ import Testing
     @Test func cancelledTimerNeverFires() throws {
         try withSpawnedLoop("cancel") { loop in
             let fired = Locked(false)
+            // The loop is held until the timer is cancelled, so that this
+            // thread, stalled past the 20 ms, cannot see it fire first.
+            let gate = try Gate.occupy(loop)
             let timer = try loop.schedule(after: .milliseconds(20)) { fired.withValue { $0 = true } }
             timer.cancel()
             // Scheduled after it and due later: once it has run, the cancelled one would have.
             let witness = Locked(false)
             try loop.schedule(after: .milliseconds(40)) { witness.set(true) }
+            gate.open()
             #expect(eventually { witness.current })
             #expect(fired.current == false)
         }

@@ -95,6 +95,10 @@ enum DelayedPerformRequests {
         lock.unlock()
     }
 
-    /// How many requests are registered (for tests: the table must not leak).
-    static var count: Int { lock.withLock { requests.values.reduce(0) { $0 + $1.count } } }
+    /// How many requests `target` has registered (for tests: the table must
+    /// not leak). Per target, so that tests running beside each other do
+    /// not see each other's requests.
+    static func count(forTarget target: AnyObject) -> Int {
+        lock.withLock { requests[ObjectIdentifier(target)]?.count ?? 0 }
+    }
 }
