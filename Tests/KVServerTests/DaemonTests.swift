@@ -74,14 +74,21 @@ func launchKVD(_ arguments: [String], environment: [String: String] = [:]) throw
             Thread.sleep(forTimeInterval: 1)
             return Double(switches() - before) / Date().timeIntervalSince(start)
         }
+        // A stalled kvd skips the ticks it missed (they are not made up), so
+        // a lower bound takes the first of up to three windows that meets it.
+        func rate(reaching floor: Double) -> Double {
+            var rate = wakeupRate()
+            for _ in 0..<2 where rate < floor { rate = wakeupRate() }
+            return rate
+        }
         // Past its start (the first line is printed): a settled, idle kvd.
         let client = try TestClient(port: port)
         #expect(client.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
-        let idle = wakeupRate()
+        let idle = rate(reaching: 5)
         #expect(idle >= 5 && idle <= 40, "an idle kvd woke \(idle) times a second")
         client.send("SET k v EX 100\r\n")
         #expect(client.readLine() == "+OK\r\n")
-        let ticking = wakeupRate()
+        let ticking = rate(reaching: 50)
         #expect(ticking >= 50, "with a TTL set, kvd woke only \(ticking) times a second")
     }
 

@@ -66,7 +66,8 @@ import Testing
         let keyspace = Keyspace()
         let now = unixMilliseconds()
         for i in 0..<4_000 {
-            keyspace.set(Array("s\(i)".utf8), [1], expiresAt: i % 2 == 0 ? now - Int64(i % 7) : now + 1_000 + Int64(i))
+            keyspace.set(
+                Array("s\(i)".utf8), [1], expiresAt: i % 2 == 0 ? now - Int64(i % 7) : now + 100_000 + Int64(i))
         }
         for i in stride(from: 1, to: 4_000, by: 4) { keyspace.setExpiry(Array("s\(i)".utf8), now - 5) }
         #expect(keyspace.expireCycle(budget: 1_000_000_000) == false)

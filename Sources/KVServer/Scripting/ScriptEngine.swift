@@ -369,10 +369,11 @@ final class ScriptEngine {
             guard elapsed >= running.threshold else { return 0 }
             running.busy = true
             current = running
+            // Busy first: once the line is out, every client is answered BUSY.
+            activity.becomeBusy()
             log(
                 "kvd: slow script detected: still in execution after \(elapsed) milliseconds. You can try killing the script using the \(activity.runsFunction ? "FUNCTION" : "SCRIPT") KILL command. Script name is: \(running.sha)."
             )
-            activity.becomeBusy()
         }
         serveClientsWhileBusy?()
         guard activity.killRequested else { return 0 }
