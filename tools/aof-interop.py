@@ -219,7 +219,7 @@ try:
     # The rewrite's new incr file (seq 2) is /dev/full: every write after it fails.
     os.symlink("/dev/full", os.path.join(d, "appendonlydir", "appendonly.aof.2.incr.aof"))
     assert r.bgrewriteaof()
-    time.sleep(0.5)
+    rewritten(r)  # writes go to the new incr file from here on
     try:
         r.set("x", "2")
     except redis.ResponseError:

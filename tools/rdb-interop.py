@@ -116,7 +116,6 @@ try:
     stop(server)
     r.set("at-exit", "saved")
     after[(0, b"at-exit")] = (b"string", b"saved", -1)
-    after[None] = time.monotonic()
     kvd.terminate()
     kvd.wait(30)
     kvd, r, _ = start_kvd(d, "--save", "")
@@ -142,13 +141,18 @@ try:
     k = os.path.join(WORK, "k"); os.mkdir(k)
     kvd, r, _ = start_kvd(k, "--save", "")
     r.mset({f"k{i}": i for i in range(50_000)})
-    r.save()
-    saved = dump(r)
-    r.mset({f"k{i}": "changed" for i in range(300_000)})
-    r.bgsave()
-    time.sleep(0.05)
-    if r.info("persistence")["rdb_bgsave_in_progress"] != 1:
-        raise SystemExit("FAIL: the BGSAVE to interrupt was over before the kill")
+    # Killed 50 ms into its write; if this machine stalled the check past
+    # the BGSAVE's end, that dump is the one to keep, and it goes again.
+    for attempt in range(3):
+        r.save()
+        saved = dump(r)
+        r.mset({f"k{i}": f"changed {attempt}" for i in range(300_000)})
+        r.bgsave()
+        time.sleep(0.05)
+        if r.info("persistence")["rdb_bgsave_in_progress"] == 1:
+            break
+    else:
+        raise SystemExit("FAIL: the BGSAVE to interrupt was over before the kill, three times")
     stop(kvd)
     kvd, r, _ = start_kvd(k, "--save", "")
     compare(saved, dump(r), "the dump.rdb a BGSAVE killed by kill -9 was replacing")

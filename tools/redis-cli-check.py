@@ -28,6 +28,8 @@ import subprocess
 import sys
 import time
 
+from process_output import read_until
+
 
 def free_port():
     s = socket.socket()
@@ -128,15 +130,16 @@ def monitor_lines(port):
     watcher = subprocess.Popen(["redis-cli", "-p", str(port), "monitor"], stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL)
     try:
-        time.sleep(0.5)  # MONITOR is in place before the commands run
+        # MONITOR is in place before the commands run; the EXEC comes last.
+        text = read_until(watcher, lambda text: "OK" in text.splitlines())
         for command in MONITORED:
             subprocess.run(["redis-cli", "-p", str(port)] + command, capture_output=True, timeout=5)
         transaction = b"MULTI\nSET t 1\nEXEC\n"
         subprocess.run(["redis-cli", "-p", str(port)], input=transaction, capture_output=True, timeout=5)
-        time.sleep(0.5)
+        text += read_until(watcher, lambda text: '"EXEC"' in text)
     finally:
         watcher.kill()
-    text = watcher.communicate(timeout=5)[0].decode(errors="replace")
+    watcher.communicate(timeout=5)
     lines = []
     for line in text.splitlines():
         line = re.sub(r"^\d+\.\d+ ", "T ", line)

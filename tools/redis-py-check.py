@@ -13,6 +13,7 @@ import time
 import warnings
 
 import redis
+from process_output import read_until
 
 warnings.simplefilter("ignore", DeprecationWarning)  # setex is deprecated, and still used
 
@@ -351,15 +352,17 @@ def redis_cli_subscribe_and_monitor():
     deadline = time.monotonic() + 5
     while r.pubsub_numsub("cli") != [(b"cli", 1)] and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.2)  # MONITOR's OK
+    watched = read_until(monitor, lambda text: "OK" in text.splitlines())
     assert r.publish("cli", "over the wire") == 1
     r.set("monitored", "a b")
-    time.sleep(0.3)
+    shown = read_until(subscriber, lambda text: "over the wire" in text.splitlines())
+    watched += read_until(monitor, lambda text: '"SET" "monitored" "a b"' in text)
     subscriber.kill()
     monitor.kill()
-    shown = subscriber.communicate(timeout=5)[0]
+    subscriber.communicate(timeout=5)
+    monitor.communicate(timeout=5)
     assert shown.splitlines()[:6] == ["subscribe", "cli", "1", "message", "cli", "over the wire"], shown
-    lines = monitor.communicate(timeout=5)[0].splitlines()
+    lines = watched.splitlines()
     assert lines[0] == "OK", lines
     assert any(line.endswith('"SET" "monitored" "a b"') and "] " in line for line in lines), lines
 
