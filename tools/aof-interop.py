@@ -219,7 +219,7 @@ try:
     # The rewrite's new incr file (seq 2) is /dev/full: every write after it fails.
     os.symlink("/dev/full", os.path.join(d, "appendonlydir", "appendonly.aof.2.incr.aof"))
     assert r.bgrewriteaof()
-    rewritten(r)  # writes go to the new incr file from here on
+    rewritten(r)  # the rewrite has ended, its new incr file in use
     try:
         r.set("x", "2")
     except redis.ResponseError:

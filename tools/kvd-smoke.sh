@@ -24,7 +24,7 @@ expect 11 incrby visits 10
 expect 1 exists greeting
 expect "greeting" keys 'gree*'
 expect OK set temp x EX 100
-# 100, or 99 if a second turned between the two redis-cli processes.
+# 100, or 99 if over half a second passed between the two redis-cli processes (TTL rounds).
 TTL=$(cli ttl temp)
 [ "$TTL" = 100 ] || [ "$TTL" = 99 ] || { echo "FAIL: redis-cli ttl temp -> '$TTL', expected 100 (or 99)"; exit 1; }
 expect 2 del greeting temp
