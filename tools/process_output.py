@@ -1,24 +1,31 @@
-"""Reading a child process's output as it comes, for the checks that watch
-`redis-cli MONITOR` or `SUBSCRIBE`: wait for what is expected instead of
-sleeping a fixed time that a loaded machine can outlast."""
+"""Reading a child's output as it comes (a pipe, or a pseudo-terminal's
+master side), for the checks that watch redis-cli: wait for what is
+expected instead of sleeping a fixed time that a loaded machine can
+outlast."""
 import os
 import select
 import time
 
 
-def read_until(process, done, seconds=10):
-    """What `process` printed on its stdout pipe from here until
-    `done(text)` holds, it closed the pipe, or `seconds` passed. Reads the
-    descriptor itself, so never mix it with `process.stdout.read`."""
-    fd = process.stdout.fileno()
-    text = ""
+def read_until(fd, done, seconds=10, on_chunk=None):
+    """What arrived on `fd` from here until `done(text)` holds (text: all
+    of it so far, decoded), the writer closed it, or `seconds` passed.
+    `on_chunk(bytes)`, if given, sees each chunk as it arrives (to answer a
+    terminal's queries). Reads the descriptor itself, so never mix it with
+    a buffered reader of the same pipe."""
+    data = b""
     deadline = time.monotonic() + seconds
-    while not done(text) and time.monotonic() < deadline:
+    while not done(data.decode(errors="replace")) and time.monotonic() < deadline:
         ready, _, _ = select.select([fd], [], [], 0.05)
         if not ready:
             continue
-        chunk = os.read(fd, 65536)
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # a pseudo-terminal whose child has exited
+            break
         if not chunk:
             break
-        text += chunk.decode(errors="replace")
-    return text
+        data += chunk
+        if on_chunk:
+            on_chunk(chunk)
+    return data.decode(errors="replace")

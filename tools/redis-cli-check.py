@@ -22,7 +22,6 @@ Every step is bounded; the servers are killed at the end.
 import os
 import pty
 import re
-import select
 import socket
 import subprocess
 import sys
@@ -51,37 +50,29 @@ def wait_ping(port):
     sys.exit("redis-cli-check: port %d did not answer PING" % port)
 
 
-def interactive(port, line, seconds=2.0):
-    """What redis-cli prints in a terminal for `line` (ANSI codes removed)."""
+def interactive(port, line, until):
+    """What redis-cli prints in a terminal for `line` (ANSI codes removed),
+    up to the first `until` (10 s at most)."""
     pid, fd = pty.fork()
     if pid == 0:
         os.execvp("redis-cli", ["redis-cli", "-p", str(port)])
-    out = b""
-    def pump(t):
-        nonlocal out
-        end = time.time() + t
-        while time.time() < end:
-            ready, _, _ = select.select([fd], [], [], 0.1)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                return
-            out += chunk
-            if b"\x1b[6n" in chunk:  # linenoise asks where the cursor is
-                os.write(fd, b"\x1b[1;80R")
-    pump(1.0)
+
+    def answer(chunk):
+        if b"\x1b[6n" in chunk:  # linenoise asks where the cursor is
+            os.write(fd, b"\x1b[1;80R")
+    def plain(text):
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    prompt = "127.0.0.1:%d>" % port
+    text = read_until(fd, lambda text: prompt in plain(text), on_chunk=answer)
     os.write(fd, line.encode() + b"\r")
-    pump(seconds)
+    text += read_until(fd, lambda text: until in plain(text), on_chunk=answer)
     os.kill(pid, 9)
     os.waitpid(pid, 0)
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode(errors="replace"))
-    return text
+    return plain(text)
 
 
 def help_block(port):
-    text = interactive(port, "help SET")
+    text = interactive(port, "help SET", until="group: string")
     start = text.find("SET key value")
     assert start >= 0, "no help for SET on port %d:\n%s" % (port, text[-400:])
     return text[start:text.find("group:", start) + len("group: string")]
@@ -99,21 +90,14 @@ def memkeys_summary(port):
 
 
 def stat_lines(port):
+    """`redis-cli --stat`'s lines over 2 s (a line every 0.3 s)."""
     pid, fd = pty.fork()
     if pid == 0:
         os.execvp("redis-cli", ["redis-cli", "-p", str(port), "--stat", "-i", "0.3"])
-    out = b""
-    end = time.time() + 2
-    while time.time() < end:
-        ready, _, _ = select.select([fd], [], [], 0.1)
-        if ready:
-            try:
-                out += os.read(fd, 65536)
-            except OSError:
-                break
+    text = read_until(fd, lambda text: False, seconds=2)
     os.kill(pid, 9)
     os.waitpid(pid, 0)
-    return [l for l in out.decode(errors="replace").splitlines() if re.match(r"^\d", l)]
+    return [l for l in text.splitlines() if re.match(r"^\d", l)]
 
 
 MONITORED = [
@@ -131,12 +115,12 @@ def monitor_lines(port):
                                stderr=subprocess.DEVNULL)
     try:
         # MONITOR is in place before the commands run; the EXEC comes last.
-        text = read_until(watcher, lambda text: "OK" in text.splitlines())
+        text = read_until(watcher.stdout.fileno(), lambda text: "OK" in text.splitlines())
         for command in MONITORED:
             subprocess.run(["redis-cli", "-p", str(port)] + command, capture_output=True, timeout=5)
         transaction = b"MULTI\nSET t 1\nEXEC\n"
         subprocess.run(["redis-cli", "-p", str(port)], input=transaction, capture_output=True, timeout=5)
-        text += read_until(watcher, lambda text: '"EXEC"' in text)
+        text += read_until(watcher.stdout.fileno(), lambda text: '"EXEC"' in text)
     finally:
         watcher.kill()
     watcher.communicate(timeout=5)

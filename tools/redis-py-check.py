@@ -352,11 +352,11 @@ def redis_cli_subscribe_and_monitor():
     deadline = time.monotonic() + 5
     while r.pubsub_numsub("cli") != [(b"cli", 1)] and time.monotonic() < deadline:
         time.sleep(0.05)
-    watched = read_until(monitor, lambda text: "OK" in text.splitlines())
+    watched = read_until(monitor.stdout.fileno(), lambda text: "OK" in text.splitlines())
     assert r.publish("cli", "over the wire") == 1
     r.set("monitored", "a b")
-    shown = read_until(subscriber, lambda text: "over the wire" in text.splitlines())
-    watched += read_until(monitor, lambda text: '"SET" "monitored" "a b"' in text)
+    shown = read_until(subscriber.stdout.fileno(), lambda text: "over the wire" in text.splitlines())
+    watched += read_until(monitor.stdout.fileno(), lambda text: '"SET" "monitored" "a b"' in text)
     subscriber.kill()
     monitor.kill()
     subscriber.communicate(timeout=5)
