@@ -4,6 +4,7 @@
 // the loop; for a bounded mailbox that is full, wait for room, refuse, or
 // admit). The drain that takes the jobs out is LoopCore.swift.
 import CLibevent
+import Glibc
 import Synchronization
 
 // MARK: - RoomWait
@@ -215,6 +216,11 @@ final class Mailbox: @unchecked Sendable {
     }
 
     private let state: UnsafeMutablePointer<State>
+    /// An unbounded mailbox's queue (PostLane.swift): posts go there without
+    /// the lock, and the lane's `asleep` word is the loop's phase (`phase`
+    /// then only says whether the mailbox is closed). Nil when bounded: a
+    /// bound, its room waiters and their order need the lock.
+    private let lane: PostLane?
     /// Most jobs `pending` may hold (Int.max: unbounded). Fixed at creation,
     /// so read without the lock.
     let capacity: Int
@@ -246,7 +252,9 @@ final class Mailbox: @unchecked Sendable {
         loopSide = allocateLines(LoopSide.self)
         loopSide.initialize(to: LoopSide())
         self.capacity = capacity ?? Int.max
+        lane = capacity == nil ? PostLane(sampling: sampling) : nil
         state.pointee.sampling = sampling
+        if lane != nil { state.pointee.phase = .awake }
         let rc = mainloop_mutex_init_adaptive(&state.pointee.mutex)
         precondition(rc == 0, "MainLoop: pthread_mutex_init failed with errno \(rc)")
     }
@@ -256,6 +264,7 @@ final class Mailbox: @unchecked Sendable {
     convenience init(refusing reason: EventLoopError) {
         self.init(capacity: nil)
         state.pointee.phase = .closed(reason)
+        lane?.close()
     }
 
     deinit {
@@ -269,6 +278,7 @@ final class Mailbox: @unchecked Sendable {
             }
             if index == 0 { state.pointee.pending.removeAll(abandon) } else { state.pointee.urgent.removeAll(abandon) }
         }
+        lane?.destroy()
         state.pointee.pending.deallocate()
         state.pointee.urgent.deallocate()
         loopSide.pointee.spare.deallocate()
@@ -319,6 +329,7 @@ final class Mailbox: @unchecked Sendable {
     /// Lock held: the loop is asleep: the caller must wake it.
     @inline(__always)
     private func wakeIfAsleep() -> Offer {
+        if let lane { return lane.claimWake() ? .queuedWakeLoop : .queued }
         guard case .asleep = state.pointee.phase else { return .queued }
         state.pointee.phase = .awake
         state.pointee.wakeUpsWritten &+= 1
@@ -380,6 +391,7 @@ final class Mailbox: @unchecked Sendable {
         lock()
         state.pointee.labelling = true
         unlock()
+        lane?.startLabelling()
     }
 
     /// Any thread: queues `job` if there is room and nobody waits for room.
@@ -401,6 +413,13 @@ final class Mailbox: @unchecked Sendable {
     /// Swift concurrency jobs). Never returns `.full`.
     @inline(__always)
     func admit(_ job: consuming Job, site: PostSite) throws(EventLoopError) -> Offer {
+        if let lane {
+            switch lane.push(job, site: site) {
+            case .queued: return .queued
+            case .queuedWakeLoop: return .queuedWakeLoop
+            case .closed: throw closeReason()
+            }
+        }
         lock()
         try checkOpen(offering: job)
         let offer = append(job, site: site)
@@ -426,6 +445,15 @@ final class Mailbox: @unchecked Sendable {
         state.pointee.postsThatWaited &+= 1
         unlock()
         return .full
+    }
+
+    /// Why posts are refused, once the mailbox is closed (a lane refused one:
+    /// `close` and `closeInForkedChild` set the phase before they close the lane).
+    private func closeReason() -> EventLoopError {
+        lock()
+        defer { unlock() }
+        if case .closed(let reason) = state.pointee.phase { return reason }
+        preconditionFailure("MainLoop: the post lane is closed and the mailbox is not")
     }
 
     /// Waiter, after its deadline: takes its job back unless the loop
@@ -466,6 +494,12 @@ final class Mailbox: @unchecked Sendable {
     /// Loop thread: takes every pending job in one swap. `admitted`: the
     /// producers that waited for room and got it; the caller wakes them.
     func takeBatch() -> (batch: JobBuffer, admitted: [Completion<Void>]) {
+        if let lane {
+            var batch = loopSide.pointee.spare
+            loopSide.pointee.spare = JobBuffer()
+            _ = lane.take(into: &batch, limit: Mailbox.laneBatchLimit)
+            return (batch, [])
+        }
         lock()
         let batch = state.pointee.pending
         state.pointee.pending = loopSide.pointee.spare
@@ -480,6 +514,7 @@ final class Mailbox: @unchecked Sendable {
     /// in `takeBatch`, both on the loop thread.
     func finishDrain(_ batch: JobBuffer, ran: Int) -> DrainOutcome {
         precondition(batch.count == 0)
+        if let lane { return finishDrain(batch, ran: ran, lane: lane) }
         lock()
         defer { unlock() }
         state.pointee.executed &+= UInt64(ran)
@@ -498,6 +533,43 @@ final class Mailbox: @unchecked Sendable {
         return .idle
     }
 
+    /// Most jobs one drain takes from a lane: a loop that fell behind by
+    /// millions runs them a block's worth at a time (letting I/O and timers
+    /// in between) rather than copying them all out first.
+    static var laneBatchLimit: Int { 4096 }
+
+    /// `finishDrain` for a mailbox with a lane: the next batch is taken
+    /// without the lock; the loop declares sleep on the lane, then looks
+    /// again at both lanes and the phase (see the wake-up rule in PostLane.swift).
+    private func finishDrain(_ batch: JobBuffer, ran: Int, lane: PostLane) -> DrainOutcome {
+        lock()
+        state.pointee.executed &+= UInt64(ran)
+        state.pointee.drains &+= 1
+        state.pointee.largestBatch = Swift.max(state.pointee.largestBatch, ran)
+        unlock()
+        var next = batch
+        if lane.take(into: &next, limit: Mailbox.laneBatchLimit) > 0 { return .more(next, admitted: []) }
+        loopSide.pointee.spare = next
+        // A job reserved but not written yet: its producer is between two
+        // stores; look again on the next turn.
+        if lane.hasWork {
+            sched_yield()
+            return .more(JobBuffer(), admitted: [])
+        }
+        lane.declareSleep()
+        lock()
+        let urgent = state.pointee.urgent.count > 0
+        let closed: Bool
+        if case .closed = state.pointee.phase { closed = true } else { closed = false }
+        unlock()
+        guard urgent || closed || lane.hasWork else { return .idle }
+        // Something came: take the wake-up back, unless a producer (or the
+        // close) took it first and is writing it.
+        guard lane.cancelSleep() else { return .idle }
+        if closed && !urgent && !lane.hasWork { return .closedAndEmpty }
+        return .more(JobBuffer(), admitted: [])
+    }
+
     /// Refuses every later post, and every producer waiting for room, with
     /// `.shutDown`. Returns whether the loop sleeps waiting for a wake-up,
     /// which the caller must then write, and the producers refused, which
@@ -505,7 +577,7 @@ final class Mailbox: @unchecked Sendable {
     /// jobs are released with the list, outside the lock too.
     func close() -> (wakeLoop: Bool, refused: [RoomWaiter]) {
         lock()
-        let wasAsleep: Bool
+        var wasAsleep: Bool
         switch state.pointee.phase {
         case .asleep: wasAsleep = true
         case .awake: wasAsleep = false
@@ -514,6 +586,10 @@ final class Mailbox: @unchecked Sendable {
             return (false, [])
         }
         state.pointee.phase = .closed(.shutDown)
+        if let lane {
+            lane.close()
+            wasAsleep = lane.claimWake()
+        }
         let refused = refuseWaiters()
         if wasAsleep { state.pointee.wakeUpsWritten &+= 1 }
         unlock()
@@ -543,6 +619,7 @@ final class Mailbox: @unchecked Sendable {
         let rc = mainloop_mutex_init_adaptive(&state.pointee.mutex)
         precondition(rc == 0, "MainLoop: pthread_mutex_init failed with errno \(rc)")
         state.pointee.phase = .closed(.forked)
+        lane?.close()
         attentionWord.bits.bitwiseOr(Attention.leftBehind, ordering: .relaxed)
     }
 
@@ -559,12 +636,22 @@ final class Mailbox: @unchecked Sendable {
     func closeAndTakeAll() -> (batches: [JobBuffer], refused: [RoomWaiter]) {
         lock()
         if case .closed = state.pointee.phase {} else { state.pointee.phase = .closed(.shutDown) }
+        lane?.close()
         let refused = refuseWaiters()
-        let batches = [state.pointee.urgent, state.pointee.pending]
+        var batches = [state.pointee.urgent, state.pointee.pending]
         state.pointee.urgent = JobBuffer()
         state.pointee.pending = JobBuffer()
         attentionWord.bits.bitwiseAnd(~Attention.urgent, ordering: .relaxed)
         unlock()
+        if let lane {
+            // Closed: the lane only has jobs whose producers are writing
+            // them, or have; wait for those.
+            var queued = JobBuffer()
+            while lane.hasWork {
+                if lane.take(into: &queued, limit: Int.max) == 0 { sched_yield() }
+            }
+            batches.append(queued)
+        }
         return (batches, refused)
     }
 
@@ -572,10 +659,10 @@ final class Mailbox: @unchecked Sendable {
         lock()
         defer { unlock() }
         return EventLoopStats(
-            posted: state.pointee.posted, executed: state.pointee.executed,
-            wakeUpsWritten: state.pointee.wakeUpsWritten, drains: state.pointee.drains,
+            posted: state.pointee.posted &+ (lane?.pushed ?? 0), executed: state.pointee.executed,
+            wakeUpsWritten: state.pointee.wakeUpsWritten &+ (lane?.wakeUps ?? 0), drains: state.pointee.drains,
             largestBatch: state.pointee.largestBatch,
-            pending: state.pointee.pending.count + state.pointee.urgent.count,
+            pending: state.pointee.pending.count + state.pointee.urgent.count + (lane?.pending ?? 0),
             capacity: isBounded ? capacity : nil,
             highWaterMark: state.pointee.highWaterMark, postsThatWaited: state.pointee.postsThatWaited)
     }
@@ -604,7 +691,7 @@ final class AttentionWord: Sendable {
 /// where its fields fall within a line is the same in every process. The
 /// mailbox's state (the mutex, then the queue) was 16-byte aligned, so in
 /// some processes the mutex straddled two lines and in others not.
-private func allocateLines<T>(_ type: T.Type) -> UnsafeMutablePointer<T> {
+func allocateLines<T: ~Copyable>(_ type: T.Type) -> UnsafeMutablePointer<T> {
     let size = (MemoryLayout<T>.stride + 127) & ~127
     return UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 128).bindMemory(to: T.self, capacity: 1)
 }
@@ -650,6 +737,9 @@ struct JobBuffer {
         (sites.unsafelyUnwrapped + count).initialize(to: site)
         count += 1
     }
+
+    /// Some job's post site was recorded: every later append must record one.
+    var recordsSites: Bool { sitesFrom != Int.max }
 
     /// Marks the last job appended as sampled, accepted at `time`.
     mutating func sampleLast(acceptedAt time: UInt64) {
