@@ -97,11 +97,18 @@ extension EventLoop {
 // caller "wake the loop" or "full", and the caller (`enqueue` above; the
 // drain in LoopCore.swift) acts on it.
 //
-// Producers append under `state.mutex`. The loop takes the whole pending
-// batch with one swap, so a drain costs one lock round trip however many
-// jobs it runs.
+// Two queues. An unbounded mailbox's posts go to its `PostLane`
+// (PostLane.swift), which takes no lock: a producer never waits for the
+// loop, and the loop takes what was published up to the tail. A bounded
+// mailbox's producers append under `state.mutex`, and the loop takes the
+// whole pending batch with one swap, so a drain costs one lock round trip
+// however many jobs it runs. Urgent jobs, and a bounded mailbox's room
+// waiters, take the mutex in both kinds; so does every change of `phase`
+// to `closed`, which a lane then mirrors in its tail word.
 //
-// Wake-up rule (the invariant everything else leans on):
+// Wake-up rule (the invariant everything else leans on), told here for the
+// mutex; a lane keeps the same rule in its `asleep` word (PostLane.swift),
+// and its mailbox's `phase` only says whether it is closed:
 //   `phase` is `.asleep` exactly when the loop has declared that it will not
 //   look at the mailbox again until it is woken. Only the producer that
 //   finds it `.asleep` (and so the mailbox empty) is told to wake the loop,
@@ -134,7 +141,7 @@ extension EventLoop {
 // Observability: with `labelling` on (somebody asked for slow jobs or
 // stalls), each job's post site is stored beside it; with `sampling` on
 // (the latency figures), one post in 64 is stamped with the time it was
-// accepted, a clock read this lock already covers.
+// accepted.
 //
 // Layout: the mutex and everything it guards live in one manually allocated
 // struct. Pointer access has no dynamic exclusivity checks (class stored

@@ -16,7 +16,7 @@
 // every slot of every block plus one sentinel per block (position & 1023 ==
 // 1023), which no job takes: the tail stands on it only while the producer
 // that took the block's last slot installs the next block, and producers
-// that see it wait for that. Each slot has a ready flag, set (release) once
+// that see it wait for that. Each slot has a state word, set (release) once
 // its job is written; the loop takes slots in position order and stops at
 // the first one whose job is not written yet.
 //
@@ -187,7 +187,7 @@ struct PostLane: @unchecked Sendable {
                 recycle(nextBlock)  // another producer took the last slot first
             }
             if sampling && offset & 63 == 0 { block.stamp(offset, mainloop_monotonic_ns()) }
-            block.publish(job, at: offset, site: words.pointee.labelling.load(ordering: .relaxed) ? site : nil)
+            block.publish(job, at: offset, site: words.pointee.labelling.load(ordering: .acquiring) ? site : nil)
             return claimWake() ? .queuedWakeLoop : .queued
         }
     }
@@ -204,7 +204,7 @@ struct PostLane: @unchecked Sendable {
 
     /// Any thread: record each job's post site from now on.
     func startLabelling() {
-        words.pointee.labelling.store(true, ordering: .relaxed)
+        words.pointee.labelling.store(true, ordering: .releasing)
     }
 
     /// Any thread: every later push is refused; every earlier one will be taken.
