@@ -83,11 +83,21 @@ func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
 
 // Loop-side state behind raw pointers (no exclusivity checks), touched only
 // on the main loop's thread, as in the Swift peer.
-nonisolated(unsafe) let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-nonisolated(unsafe) let target = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-nonisolated(unsafe) let tLast = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+// Zeroed: `figures()` ticks before the first throughput sets a target,
+// and two leftover heap words that happened to meet under its ticks left
+// `tpDone` one signal ahead for the whole run (an async route then read
+// its counter before its tasks had posted).
+nonisolated(unsafe) let counter = zeroed(Int.self)
+nonisolated(unsafe) let target = zeroed(Int.self)
+nonisolated(unsafe) let tLast = zeroed(UInt64.self)
 nonisolated(unsafe) var failed = false
 let tpDone = Semaphore()
+
+func zeroed<T: FixedWidthInteger>(_ type: T.Type) -> UnsafeMutablePointer<T> {
+    let pointer = UnsafeMutablePointer<T>.allocate(capacity: 1)
+    pointer.initialize(to: 0)
+    return pointer
+}
 let loop = EventLoop.main
 
 @inline(never)
