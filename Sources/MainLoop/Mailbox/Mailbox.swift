@@ -532,7 +532,7 @@ final class Mailbox: @unchecked Sendable {
             state.pointee.pending = batch
             return .more(next, admitted: state.pointee.roomWaiters.isEmpty ? [] : admitWaiters())
         }
-        loopSide.pointee.spare = batch
+        keepSpare(batch)
         // Only urgent jobs came in: the next drain has an empty batch and runs them.
         if state.pointee.urgent.count > 0 { return .more(JobBuffer(), admitted: []) }
         if case .closed = state.pointee.phase { return .closedAndEmpty }
@@ -554,14 +554,15 @@ final class Mailbox: @unchecked Sendable {
         state.pointee.drains &+= 1
         state.pointee.largestBatch = Swift.max(state.pointee.largestBatch, ran)
         unlock()
+        // The emptied batch goes round again, or back to the spare: never
+        // a fresh buffer, whose later return would drop the spare's storage.
         var next = batch
         if lane.take(into: &next, limit: Mailbox.laneBatchLimit) > 0 { return .more(next, admitted: []) }
-        loopSide.pointee.spare = next
         // A job reserved but not written yet: its producer is between two
         // stores; look again on the next turn.
         if lane.hasWork {
             sched_yield()
-            return .more(JobBuffer(), admitted: [])
+            return .more(next, admitted: [])
         }
         lane.declareSleep()
         lock()
@@ -569,12 +570,23 @@ final class Mailbox: @unchecked Sendable {
         let closed: Bool
         if case .closed = state.pointee.phase { closed = true } else { closed = false }
         unlock()
-        guard urgent || closed || lane.hasWork else { return .idle }
         // Something came: take the wake-up back, unless a producer (or the
         // close) took it first and is writing it.
-        guard lane.cancelSleep() else { return .idle }
-        if closed && !urgent && !lane.hasWork { return .closedAndEmpty }
-        return .more(JobBuffer(), admitted: [])
+        if (urgent || closed || lane.hasWork) && lane.cancelSleep() {
+            if !closed || urgent || lane.hasWork { return .more(next, admitted: []) }
+            keepSpare(next)
+            return .closedAndEmpty
+        }
+        keepSpare(next)
+        return .idle
+    }
+
+    /// Loop thread: an emptied batch buffer becomes the spare, unless the
+    /// spare already has storage at least as large (then it is freed).
+    private func keepSpare(_ buffer: JobBuffer) {
+        var freed = buffer
+        if freed.capacity > loopSide.pointee.spare.capacity { swap(&freed, &loopSide.pointee.spare) }
+        freed.deallocate()
     }
 
     /// Refuses every later post, and every producer waiting for room, with
@@ -598,7 +610,8 @@ final class Mailbox: @unchecked Sendable {
             wasAsleep = lane.claimWake()
         }
         let refused = refuseWaiters()
-        if wasAsleep { state.pointee.wakeUpsWritten &+= 1 }
+        // A lane counts the wake-up it hands out itself.
+        if wasAsleep && lane == nil { state.pointee.wakeUpsWritten &+= 1 }
         unlock()
         return (wasAsleep, refused)
     }
@@ -896,8 +909,9 @@ enum Job {
 // stalled job can be named without costing the post anything: `post` and
 // its kin take `#fileID` and `#line` as default arguments (compile-time
 // constants), and this packs them into the pointer to the file name's
-// static bytes (low 48 bits; user-space addresses fit) and the line (high
-// 16 bits). The mailbox stores the word only once somebody asked for labels
+// static bytes (low 48 bits; user-space addresses fit) and the line (the
+// next 15 bits, at most 32,767; the top bit is a lane slot's "written" mark,
+// see LaneBlock). The mailbox stores the word only once somebody asked for labels
 // (`onSlowJob`, `watchdog`); it is decoded only for a report.
 /// A post's call site (`#fileID:#line`), packed into one word; 0: unknown.
 @usableFromInline
@@ -910,7 +924,7 @@ struct PostSite: Sendable, Equatable {
             bits = 0
             return
         }
-        bits = UInt(bitPattern: file.utf8Start) & 0xFFFF_FFFF_FFFF | (Swift.min(line, 0xFFFF) << 48)
+        bits = UInt(bitPattern: file.utf8Start) & 0xFFFF_FFFF_FFFF | (Swift.min(line, 0x7FFF) << 48)
     }
 
     @inlinable init(bits: UInt) { self.bits = bits }

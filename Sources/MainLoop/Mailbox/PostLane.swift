@@ -20,6 +20,14 @@
 // its job is written; the loop takes slots in position order and stops at
 // the first one whose job is not written yet.
 //
+// The cost of never locking: a producer suspended between its reservation
+// and its publish (preempted, or stopped in a debugger) holds up every job
+// behind its slot, and the loop polls, yielding, until the job is written;
+// the final drain, and `stop()` on a loop that never ran, wait for it the
+// same way. Producers that find the tail on a sentinel wait (yielding) for
+// the producer linking the next block. A producer preempted while holding
+// the mutex held up the loop the same way, asleep instead.
+//
 // Tail word: position << 1, with bit 0 set once the lane is closed (every
 // later reservation fails, and so is refused; every earlier one is a job the
 // loop will take, after its producer has written it).
@@ -53,7 +61,8 @@ enum PushOutcome {
 /// it); its owner, the mailbox, calls `destroy` once.
 struct PostLane: @unchecked Sendable {
     // `@unchecked Sendable`: `words` holds only atomics; `cursor` is the
-    // loop thread's (and, after the last producer is gone, `destroy`'s).
+    // loop thread's (and, once the lane is closed with no loop to drain it,
+    // `Mailbox.closeAndTakeAll`'s; after the last producer is gone, `destroy`'s).
 
     /// Every word shared between threads, each group on lines of its own.
     private struct Words: ~Copyable {
@@ -180,14 +189,17 @@ struct PostLane: @unchecked Sendable {
                 // past the sentinel, so that the loop, which crosses the
                 // sentinel only once the tail is past it, finds the link.
                 let next = nextBlock.unsafelyUnwrapped
+                nextBlock = nil
                 block.setNext(next)
                 words.pointee.tailBlock.store(next.address, ordering: .releasing)
                 words.pointee.tail.wrappingAdd(2, ordering: .releasing)
-            } else if let nextBlock {
-                recycle(nextBlock)  // another producer took the last slot first
             }
-            if sampling && offset & 63 == 0 { block.stamp(offset, mainloop_monotonic_ns()) }
+            if sampling && LaneBlock.isSampled(tail >> 1) { block.stamp(offset, mainloop_monotonic_ns()) }
             block.publish(job, at: offset, site: words.pointee.labelling.load(ordering: .acquiring) ? site : nil)
+            // Another producer took the last slot first: the block goes
+            // back now that this job is published (a free is no work to do
+            // while the loop may be waiting for the slot).
+            if let nextBlock { recycle(nextBlock) }
             return claimWake() ? .queuedWakeLoop : .queued
         }
     }
@@ -275,7 +287,7 @@ struct PostLane: @unchecked Sendable {
             } else {
                 buffer.append(job)
             }
-            if sampling && offset & 63 == 0 { buffer.sampleLast(acceptedAt: block.stamp(offset)) }
+            if sampling && LaneBlock.isSampled(head) { buffer.sampleLast(acceptedAt: block.stamp(offset)) }
             head &+= 1
             moved += 1
         }
@@ -313,9 +325,9 @@ struct PostLane: @unchecked Sendable {
 /// a stamp per 64 slots, then the slots, 32 bytes each: a job and its state
 /// word, two to a cache line. A handle only; the lane frees blocks explicitly.
 ///
-/// State word: 0 until the job is written; then `written`, or'ed with the
-/// post site's bits when its site was recorded (a site's address is a
-/// user-space one, below bit 47, so the bit is free).
+/// State word: 0 until the job is written; then `written` (bit 63), or'ed
+/// with the post site's bits when its site was recorded (a site uses the
+/// low 63 bits: see `PostSite`).
 struct LaneBlock {
     // Computed, not stored: a stored static is a lazy global, and reaching
     // it would cost a `swift_once` check per post.
@@ -327,7 +339,7 @@ struct LaneBlock {
     private static var slotSize: Int { 32 }
     private static var stateOffset: Int { 24 }
     private static var byteCount: Int { slotsOffset + slots * slotSize }
-    private static var written: UInt { 1 << 47 }
+    private static var written: UInt { 1 << 63 }
 
     let address: UInt
     private var raw: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: address).unsafelyUnwrapped }
@@ -337,14 +349,26 @@ struct LaneBlock {
     /// Jobs in the positions before `position` (one sentinel per 1,024).
     static func jobs(before position: UInt64) -> UInt64 { position - position / 1024 }
 
+    /// The job at `position` is stamped for the latency figures: the 64th
+    /// job, the 128th, and so on, counted over the lane's life as the
+    /// mutex's queue counts them (so a loop with a handful of posts has no
+    /// sample). Sampled jobs are 64 slots apart, so each block's lie in
+    /// distinct stamp words (`offset >> 6`).
+    @inline(__always)
+    static func isSampled(_ position: UInt64) -> Bool { jobs(before: position) & 63 == 63 }
+
     /// A new block with no link and every slot unwritten.
     static func make() -> LaneBlock {
         precondition(MemoryLayout<Job>.size <= stateOffset, "MainLoop: a job does not fit a lane slot")
         let raw = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 128)
         raw.initializeMemory(as: Atomic<UInt>.self, to: Atomic(0))
-        let block = LaneBlock(address: UInt(bitPattern: raw))
-        for offset in 0..<slots { block.state(offset).initialize(to: Atomic(0)) }
-        return block
+        (raw + stampsOffset).bindMemory(to: UInt64.self, capacity: 16)
+        for offset in 0..<slots {
+            let slot = raw + (slotsOffset + offset * slotSize)
+            slot.bindMemory(to: Job.self, capacity: 1)
+            (slot + stateOffset).initializeMemory(as: Atomic<UInt>.self, to: Atomic(0))
+        }
+        return LaneBlock(address: UInt(bitPattern: raw))
     }
 
     func free() {
