@@ -1,7 +1,10 @@
 // EventLoopStats.swift: what a loop has done, readable from any thread.
 
-/// A consistent snapshot of an ``EventLoop``'s counters, taken under the
-/// mailbox lock.
+/// A snapshot of an ``EventLoop``'s counters. The loop's own counters are
+/// read together, under the mailbox's lock; an unbounded mailbox's posts are
+/// counted without it, so while posts race, ``posted`` and ``pending`` are
+/// read a moment apart and may differ by the posts made in between.
+/// ``executed`` never exceeds ``posted``.
 ///
 /// Every accepted post is counted in ``posted`` once; the loop counts it in
 /// ``executed`` once it has processed it (a blocking post withdrawn after a

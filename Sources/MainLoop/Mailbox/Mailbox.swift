@@ -176,11 +176,14 @@ final class Mailbox: @unchecked Sendable {
     typealias RoomWaiter = (job: Job, site: PostSite, waiter: Completion<Void>)
 
     enum DrainOutcome {
-        /// More work arrived during the drain; here it is, taken in the same
-        /// critical section (one lock round trip per drain under load). Run it
-        /// after I/O and timers had a turn.
+        /// More work arrived during the drain; here it is (for a bounded
+        /// mailbox, taken in the same critical section: one lock round trip
+        /// per drain under load; possibly empty, when only urgent jobs came
+        /// or a lane's next job is still being written). Run it after I/O
+        /// and timers had a turn.
         case more(JobBuffer, admitted: [Completion<Void>])
-        /// Empty; the phase is `.asleep` and the loop may sleep.
+        /// Empty; the loop has declared sleep (the phase is `.asleep`, or
+        /// the lane's `asleep` word is set) and may sleep.
         case idle
         /// Empty and closed: the final drain is done.
         case closedAndEmpty
@@ -693,7 +696,7 @@ final class Mailbox: @unchecked Sendable {
 // The mailbox's attention bits, alone on a cache line.
 //
 // The loop reads the word before every job; producers write the mailbox's
-// mutex and tail on every post. Sharing a line would bounce it between the
+// tail (and, bounded, its mutex) on every post. Sharing a line would bounce it between the
 // cores on every post: post throughput measured 23 against 40 M/s,
 // depending on where malloc put the two. A Swift object is only 16-byte
 // aligned, so the word is padded by a full line on each side: whatever
