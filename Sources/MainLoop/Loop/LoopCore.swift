@@ -222,7 +222,7 @@ final class LoopCore: @unchecked Sendable {
         let ran = batch.count
         _ = run(&batch)
         if consumingWakeSignal { _ = mainloop_eventfd_drain(eventFD) }
-        let outcome = mailbox.finishDrain(batch, ran: ran)
+        let outcome = mailbox.finishDrain(consume batch, ran: ran)
         if case .more(let next, let admitted) = outcome {
             nextBatch = next
             for producer in admitted { producer.wakeProducer() }

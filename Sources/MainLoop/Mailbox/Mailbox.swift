@@ -522,9 +522,9 @@ final class Mailbox: @unchecked Sendable {
     /// Loop thread: hands back the emptied batch buffer, records the drain and
     /// decides what the loop does next. `loopSide.spare` is only touched here and
     /// in `takeBatch`, both on the loop thread.
-    func finishDrain(_ batch: JobBuffer, ran: Int) -> DrainOutcome {
+    func finishDrain(_ batch: consuming JobBuffer, ran: Int) -> DrainOutcome {
         precondition(batch.count == 0)
-        if let lane { return finishDrain(batch, ran: ran, lane: lane) }
+        if let lane { return finishDrain(consume batch, ran: ran, lane: lane) }
         lock()
         defer { unlock() }
         state.pointee.executed &+= UInt64(ran)
@@ -551,7 +551,7 @@ final class Mailbox: @unchecked Sendable {
     /// `finishDrain` for a mailbox with a lane: the next batch is taken
     /// without the lock; the loop declares sleep on the lane, then looks
     /// again at both lanes and the phase (see the wake-up rule in PostLane.swift).
-    private func finishDrain(_ batch: JobBuffer, ran: Int, lane: PostLane) -> DrainOutcome {
+    private func finishDrain(_ batch: consuming JobBuffer, ran: Int, lane: PostLane) -> DrainOutcome {
         lock()
         state.pointee.executed &+= UInt64(ran)
         state.pointee.drains &+= 1
@@ -559,7 +559,10 @@ final class Mailbox: @unchecked Sendable {
         unlock()
         // The emptied batch goes round again, or back to the spare: never
         // a fresh buffer, whose later return would drop the spare's storage.
-        var next = batch
+        // Moved, not copied: a second copy would share its samples array,
+        // and the next sample appended would copy the array (an allocation
+        // per drain, which `mainloop-bench 1 allocations` caught).
+        var next = consume batch
         if lane.take(into: &next, limit: Mailbox.laneBatchLimit) > 0 { return .more(next, admitted: []) }
         // A job reserved but not written yet: its producer is between two
         // stores; look again on the next turn.
