@@ -79,32 +79,12 @@ struct PostLane: @unchecked Sendable {
         /// Wake-ups the producers were told to write.
         let wakeUps = Atomic<UInt64>(0)
         private let padding1 = LinePair()
-        /// Emptied blocks (addresses; 0: none), put by the loop, taken by producers.
-        let spare0 = Atomic<UInt>(0)
-        let spare1 = Atomic<UInt>(0)
-        let spare2 = Atomic<UInt>(0)
-        let spare3 = Atomic<UInt>(0)
+        /// Emptied blocks (addresses; 0: none), put by the loop, taken by
+        /// producers, each by one exchange, so a block has one owner.
+        let spares: InlineArray<4, Atomic<UInt>> = InlineArray { _ in Atomic(0) }
         private let padding2 = LinePair()
         /// The loop's: the position it has taken up to (for `pending`).
         let taken = Atomic<UInt64>(0)
-
-        func spare(_ index: Int) -> UInt {
-            switch index {
-            case 0: spare0.exchange(0, ordering: .acquiring)
-            case 1: spare1.exchange(0, ordering: .acquiring)
-            case 2: spare2.exchange(0, ordering: .acquiring)
-            default: spare3.exchange(0, ordering: .acquiring)
-            }
-        }
-
-        func putSpare(_ index: Int, _ block: UInt) -> Bool {
-            switch index {
-            case 0: spare0.compareExchange(expected: 0, desired: block, ordering: .releasing).exchanged
-            case 1: spare1.compareExchange(expected: 0, desired: block, ordering: .releasing).exchanged
-            case 2: spare2.compareExchange(expected: 0, desired: block, ordering: .releasing).exchanged
-            default: spare3.compareExchange(expected: 0, desired: block, ordering: .releasing).exchanged
-            }
-        }
     }
 
     /// 128 bytes: what keeps each group of `Words` on a line pair of its own.
@@ -120,7 +100,7 @@ struct PostLane: @unchecked Sendable {
 
     private let words: UnsafeMutablePointer<Words>
     private let cursor: UnsafeMutablePointer<Cursor>
-    /// Stamp the job at every 64th slot with the time it was accepted.
+    /// Stamp every 64th job with the time it was accepted (`LaneBlock.isSampled`).
     private let sampling: Bool
 
     init(sampling: Bool) {
@@ -145,7 +125,7 @@ struct PostLane: @unchecked Sendable {
         remaining.deallocate()
         cursor.pointee.block.free()
         for index in 0..<4 {
-            let block = words.pointee.spare(index)
+            let block = words.pointee.spares[index].exchange(0, ordering: .acquiring)
             if block != 0 { LaneBlock(address: block).free() }
         }
         cursor.deinitialize(count: 1)
@@ -226,7 +206,7 @@ struct PostLane: @unchecked Sendable {
 
     private func takeSpare() -> LaneBlock? {
         for index in 0..<4 {
-            let block = words.pointee.spare(index)
+            let block = words.pointee.spares[index].exchange(0, ordering: .acquiring)
             if block != 0 { return LaneBlock(address: block) }
         }
         return nil
@@ -236,7 +216,12 @@ struct PostLane: @unchecked Sendable {
     /// they are full.
     private func recycle(_ block: LaneBlock) {
         block.unlink()
-        for index in 0..<4 where words.pointee.putSpare(index, block.address) { return }
+        for index in 0..<4
+        where words.pointee.spares[index].compareExchange(expected: 0, desired: block.address, ordering: .releasing)
+            .exchanged
+        {
+            return
+        }
         block.free()
     }
 
