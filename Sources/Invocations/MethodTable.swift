@@ -235,8 +235,20 @@ func takeArgument<T>(
     _ arguments: UnsafeMutablePointer<(any Sendable)?>, _ cursor: UnsafeMutablePointer<Int>, as: T.Type
 ) -> T {
     defer { cursor.pointee += 1 }
+    let slot = arguments + cursor.pointee
+    // A plain value (no references, `Int`, `Double`, a small struct of
+    // them) of exactly the parameter's type lies in the container's own
+    // words, and owns nothing: read, it is taken. Opening the existential
+    // instead copied it and destroyed the original through its type's
+    // value witnesses.
+    if _isPOD(T.self), MemoryLayout<T>.size <= ArgumentSlot.typeWordOffset,
+        MemoryLayout<T>.alignment <= MemoryLayout<UnsafeRawPointer>.alignment,
+        ArgumentSlot.storedType(slot) == ArgumentSlot.metadata(of: T.self)
+    {
+        return UnsafeRawPointer(slot).load(as: T.self)
+    }
     // A nil argument is only checked in for an Optional parameter.
-    guard let value = (arguments + cursor.pointee).move() else { return Optional<Any>.none as! T }
+    guard let value = slot.move() else { return Optional<Any>.none as! T }
     return cast(value, to: T.self)
 }
 

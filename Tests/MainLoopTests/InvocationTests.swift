@@ -158,6 +158,52 @@ final class Account: Invocable, @unchecked Sendable {
         #expect(deposit.arguments.map { $0.map { "\($0)" } } == ["5", "rent", "2"])
     }
 
+    // A plain value of exactly the parameter's type is taken from the
+    // argument's own words when it fits in them (three words, word-aligned)
+    // and opened as an existential otherwise: both sides of that line, an
+    // Optional parameter given a value or nil, and a value that holds a
+    // reference, arrive whole, through a loop and through an Invocation.
+    @Test func plainValuesOnEitherSideOfTheInlineLimitArriveWhole() throws {
+        struct Three: Sendable, Equatable { var a: Int, b: Int, c: Int }
+        struct Four: Sendable, Equatable { var a: Int, b: Int, c: Int, d: Int }
+        struct Small: Sendable, Equatable { var flag: Bool, byte: UInt8, half: Int32 }
+        final class Sink: Invocable, @unchecked Sendable {
+            static let methods = MethodTable<Sink>()
+                .method("take:four:small:double:maybe:text:", Sink.take)
+            var seen: [String] = []
+            func take(_ three: Three, _ four: Four, _ small: Small, _ double: Double, _ maybe: Int?, _ text: String)
+                -> Int
+            {
+                seen.append("\(three) \(four) \(small) \(double) \(String(describing: maybe)) \(text)")
+                return three.a &+ three.b &+ three.c &+ four.d
+            }
+        }
+        let three = Three(a: .min, b: -1, c: .max)
+        let four = Four(a: 1, b: 2, c: 3, d: 0x7777_7777_7777_7777)
+        let small = Small(flag: true, byte: 0xAB, half: -123_456)
+        let text = String(repeating: "long enough to live on the heap ", count: 2)
+        let sink = Sink()
+        let sum = Int.min &+ -1 &+ .max &+ 0x7777_7777_7777_7777
+        var expected: [String] = []
+        try withSpawnedLoop("plain") { loop in
+            for (index, maybe) in [Int?.some(42), nil, .some(-7)].enumerated() {
+                let double = Double(index) + 0.25
+                expected.append("\(three) \(four) \(small) \(double) \(String(describing: maybe)) \(text)")
+                let result = try sink.performSelector(
+                    "take:four:small:double:maybe:text:", on: loop, waitUntilDone: index != 1,
+                    withObjects: three, four, small, double, maybe, text)
+                #expect(index == 1 ? result == nil : result as? Int == sum)
+            }
+            try loop.postAndWait {}
+        }
+        let direct = try Invocation(
+            target: sink, selector: "take:four:small:double:maybe:text:",
+            arguments: [three, four, small, 9.5, nil, text])
+        #expect(try direct.invoke() as? Int == sum)
+        expected.append("\(three) \(four) \(small) 9.5 nil \(text)")
+        #expect(sink.seen == expected)
+    }
+
     // The check reads the type an argument was stored as; a value stored as
     // a subclass, or through its superclass, still meets the parameter its
     // class allows, and only that.

@@ -213,6 +213,12 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         return Unmanaged<EventLoop>.fromOpaque(pointer).takeUnretainedValue()
     }
 
+    /// ``current``, unretained: for code that runs inside the loop (a job,
+    /// a record), which keeps it alive.
+    static var currentUnretained: Unmanaged<EventLoop>? {
+        pthread_getspecific(currentLoopKey).map { Unmanaged.fromOpaque($0) }
+    }
+
     /// True when the caller is this loop's thread, inside ``run()``.
     public var inLoop: Bool {
         pthread_getspecific(currentLoopKey) == Unmanaged.passUnretained(self).toOpaque()

@@ -246,10 +246,15 @@ extension LoopInvocation {
     /// loop, inside `run()`); nobody waits, so an error goes to the loop's
     /// handler.
     func runAsRecord() {
-        guard let loop = EventLoop.current else {
+        guard let loop = EventLoop.currentUnretained else {
             preconditionFailure("MainLoop: an invocation record ran off its loop's thread")
         }
-        loop.performReportingErrors(self)
+        // The loop is running this record, so it is alive: no reference of
+        // our own. (An EventLoop's count lives in a side table, for the fork
+        // handler's weak reference: a retain and release of it cost two
+        // atomic updates through that table, a tenth of the loop's share of
+        // an invocation.)
+        loop._withUnsafeGuaranteedRef { $0.performReportingErrors(self) }
     }
 }
 
@@ -297,7 +302,12 @@ extension EventLoop {
         // `errorHandler`.
         let forLegacyHandler = hasLegacyInvocationHandler.load(ordering: .relaxed) ? invocation.invocation : nil
         do {
-            _ = try whileRunning(named: invocation.name) { try invocation.invoke() }
+            // The result nobody reads (nil, usually) is dropped in place.
+            try withUnsafeTemporaryAllocation(of: (any Sendable)?.self, capacity: 1) { result in
+                let slot = result.baseAddress!
+                slot.initialize(to: try whileRunning(named: invocation.name) { try invocation.invoke() })
+                ArgumentSlot.deinitialize(slot)
+            }
         } catch {
             if let legacy = legacyInvocationErrorHandler, let invocation = forLegacyHandler {
                 legacy(self, invocation, error)
