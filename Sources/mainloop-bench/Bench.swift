@@ -353,6 +353,14 @@ let mainDispatchMode = CommandLine.arguments.dropFirst(2).first == "mainactor-di
 
 /// `mainloop-bench M throughput [PEER]`: only that route's P=1 throughput
 /// runs (default: the closure route), a steady workload to profile.
+/// `--repeat N` runs it N times in the same process, one RESULT line each:
+/// whether a second mode belongs to a process (the same figure every
+/// time) or to a moment (figures that change within the process).
+let throughputRepeats: Int = {
+    let arguments = Array(CommandLine.arguments.dropFirst(2))
+    guard let index = arguments.firstIndex(of: "--repeat"), index + 1 < arguments.count else { return 1 }
+    return max(Int(arguments[index + 1]) ?? 1, 1)
+}()
 let throughputOnly: Route? = {
     guard CommandLine.arguments.dropFirst(2).first == "throughput" else { return nil }
     let peer = CommandLine.arguments.dropFirst(3).first ?? closureRoute.peer
@@ -371,7 +379,7 @@ func driver() {
     if let route = throughputOnly {
         _ = throughput(route, 1, max(M / 10, 1))  // warm-up, not reported
         let before = loop.stats
-        result(route.peer, "throughput_p1", throughput(route, 1, M), "ops_per_s")
+        for _ in 0..<throughputRepeats { result(route.peer, "throughput_p1", throughput(route, 1, M), "ops_per_s") }
         // How the run went: a loop that keeps up drains small batches and
         // is woken (an eventfd write) far more often than one that lags.
         let after = loop.stats
