@@ -1,7 +1,8 @@
 /* pingpong.c: how fast this machine moves one cache line between two
  * threads, now. Two threads hand a counter back and forth through one
- * 64-byte-aligned atomic word; the main thread prints the handoffs per
- * second (millions) of WINDOWS windows of 100 ms each, on one line.
+ * 64-byte-aligned atomic word; the main thread prints the round trips per
+ * second (millions; a round trip is two handoffs, there and back) of
+ * WINDOWS windows of 100 ms each, on one line.
  * Nothing else runs: a figure that changes between windows is the machine
  * (where the host put the two vCPUs, what else it runs), not a program.
  * usage: pingpong [WINDOWS]   (bench/moments.sh builds and runs it) */
@@ -48,6 +49,7 @@ int main(int argc, char **argv) {
         mine += 2;
       }
     }
+    /* `mine` moves by 2 per round trip. */
     printf("%s%.2f", w ? " " : "", (mine - start) / 2 / (now() - t0) / 1e6);
   }
   printf("\n");

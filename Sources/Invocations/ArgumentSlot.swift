@@ -64,23 +64,27 @@ package enum ArgumentSlot {
     }
 
     /// Traps, naming the fact, when this toolchain lays an argument out
-    /// otherwise: reading it in place would then be wrong.
+    /// otherwise: reading it in place would then be wrong. (`fatalError`,
+    /// not `precondition`: checked under -Ounchecked too.)
     static let layoutVerified: Bool = {
         struct Large: Sendable {
             let words: (Int, Int, Int, Int, Int) = (1, 2, 3, 4, 5)
         }
         final class Object: Sendable {}
-        precondition(
+        func require(_ fact: Bool, _ message: String) {
+            if !fact { fatalError("Invocations: \(message) on this toolchain") }
+        }
+        require(
             MemoryLayout<(any Sendable)?>.size == typeWordOffset + MemoryLayout<UnsafeRawPointer>.stride,
-            "Invocations: (any Sendable)? is not an existential container of four words on this toolchain")
+            "(any Sendable)? is not an existential container of four words")
         func stored(_ value: (any Sendable)?) -> UInt {
             withUnsafePointer(to: value) { storedType($0) }
         }
-        precondition(stored(nil) == 0, "Invocations: a nil argument's type word is not null on this toolchain")
-        precondition(
+        require(stored(nil) == 0, "a nil argument's type word is not null")
+        require(
             stored(42) == metadata(of: Int.self) && stored("text") == metadata(of: String.self)
                 && stored(Large()) == metadata(of: Large.self) && stored(Object()) == metadata(of: Object.self),
-            "Invocations: an argument's type word is not its type's metadata on this toolchain")
+            "an argument's type word is not its type's metadata")
         return true
     }()
 }

@@ -373,7 +373,9 @@ public struct MethodSignature: Sendable, CustomStringConvertible {
         self.argumentTypes = argumentTypes
         self.returnType = returnType
         self.returnTypeName = String(describing: returnType)
-        precondition(ArgumentSlot.layoutVerified)
+        // Evaluated in every build (a `precondition` is not under
+        // -Ounchecked): the in-place reads rely on it.
+        if !ArgumentSlot.layoutVerified { fatalError("Invocations: argument layout not verified") }
         self.exactTypes = argumentTypes.map(\.exact)
     }
 

@@ -363,8 +363,13 @@ let throughputRepeats: Int = {
 }()
 let throughputOnly: Route? = {
     guard CommandLine.arguments.dropFirst(2).first == "throughput" else { return nil }
-    let peer = CommandLine.arguments.dropFirst(3).first ?? closureRoute.peer
-    return [closureRoute, loopBoundRoute, invocationRoute].first { $0.peer == peer }
+    let named = CommandLine.arguments.dropFirst(3).first.flatMap { $0.hasPrefix("--") ? nil : $0 }
+    let peer = named ?? closureRoute.peer
+    guard let route = [closureRoute, loopBoundRoute, invocationRoute].first(where: { $0.peer == peer }) else {
+        emit("FAIL unknown peer \(peer): mainloop, mainloop_loopbound or mainloop_invocation")
+        exit(2)
+    }
+    return route
 }()
 
 let boundedRoute = Route(

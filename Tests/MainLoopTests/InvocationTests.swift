@@ -204,6 +204,60 @@ final class Account: Invocable, @unchecked Sendable {
         #expect(sink.seen == expected)
     }
 
+    // The other side of that fast path: a value that owns a reference (it
+    // fits the words, but taking its bytes would keep a count nobody
+    // releases), a plain value aligned wider than a word (stored out of
+    // line), and an Optional stored as itself. And a result nobody waits
+    // for is released, not dropped as bytes.
+    @Test func valuesThatOwnReferencesOrAreAlignedWideAreNeitherLeakedNorMisread() throws {
+        final class Token: Sendable {
+            let id: Int
+            init(id: Int) { self.id = id }
+        }
+        struct Holder: Sendable { let token: Token }
+        final class Sink: Invocable, @unchecked Sendable {
+            static let methods = MethodTable<Sink>()
+                .method("hold:wide:maybe:", Sink.hold)
+                .method("make:", Sink.make)
+            var seen: [String] = []
+            weak var made: Token?
+            func hold(_ holder: Holder, _ wide: SIMD4<Float>, _ maybe: Int?) -> Int {
+                seen.append("\(holder.token.id) \(wide) \(String(describing: maybe))")
+                return holder.token.id
+            }
+            func make(_ id: Int) -> Token {
+                let token = Token(id: id)
+                made = token
+                return token
+            }
+        }
+        let sink = Sink()
+        weak var held: Token?
+        let wide = SIMD4<Float>(1.5, -2.25, 1e30, .pi)
+        try withSpawnedLoop("owning") { loop in
+            do {
+                let token = Token(id: 7)
+                held = token
+                // Posted, waited for, and straight.
+                try sink.performSelector(
+                    "hold:wide:maybe:", on: loop, waitUntilDone: false,
+                    withObjects: Holder(token: token), wide, Int?.some(3) as any Sendable)
+                let result = try sink.performSelector(
+                    "hold:wide:maybe:", on: loop, waitUntilDone: true,
+                    withObjects: Holder(token: token), wide, Int?.none as any Sendable)
+                #expect(result as? Int == 7)
+                let direct = try Invocation(
+                    target: sink, selector: "hold:wide:maybe:", arguments: [Holder(token: token), wide, 5])
+                #expect(try direct.invoke() as? Int == 7)
+            }
+            // A result nobody waits for: the loop drops it.
+            try sink.performSelector("make:", on: loop, waitUntilDone: false, withObjects: 9)
+            #expect(try loop.postAndWait { sink.made == nil }, "a result nobody waits for was leaked")
+        }
+        #expect(sink.seen == ["7 \(wide) Optional(3)", "7 \(wide) nil", "7 \(wide) Optional(5)"])
+        #expect(held == nil, "an argument that owns a reference was leaked")
+    }
+
     // The check reads the type an argument was stored as; a value stored as
     // a subclass, or through its superclass, still meets the parameter its
     // class allows, and only that.
