@@ -64,4 +64,9 @@ for name, processes in rows.items():
     print(f"# {name}: {min(every):g}-{max(every):g}, median {median:g}; "
           f"{sum(abs(v - median) <= 0.15 * median for v in every)} of {len(every)} within 15% of the median; "
           f"max/min inside one process: median {statistics.median(spreads):.2f}x, largest {max(spreads):.2f}x")
+# The two servers' processes of one series ran within a second or two of
+# each other: their ratio is the one a moment of the machine affects least.
+ratios = [statistics.median(m) / statistics.median(p) for m, p in zip(rows["mainloop"], rows["libevent_active"])]
+print(f"# mainloop / libevent_active, medians of the same series: {', '.join(f'{r:.2f}' for r in ratios)}"
+      f" (min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x)")
 PY
