@@ -19,3 +19,12 @@ BENCH=.build/release/mainloop-bench
   done
 } > bench/latency-cost.txt
 python3 bench/alternating.py latency-cost bench/latency-cost.txt | tee -a bench/latency-cost.txt
+# The same question inside one process (mainloop-bench M latency-pairs N):
+# two loops, figures on and off, the same posts to each in turn, so a moment
+# of the machine falls on both halves of a pair. Output: bench/latency-pairs.txt.
+IN_PROCESS=${IN_PROCESS:-20}
+{
+  echo "# $(date -u +%Y-%m-%d), $(nproc) cores: mainloop-bench $M latency-pairs $IN_PROCESS (one process)"
+  "$BENCH" "$M" latency-pairs "$IN_PROCESS" | grep -E '^(RESULT|NOTE latency|FIGURE)'
+} > bench/latency-pairs.txt
+tail -2 bench/latency-pairs.txt

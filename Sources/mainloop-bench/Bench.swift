@@ -351,6 +351,44 @@ let allocationsMode = CommandLine.arguments.dropFirst(2).first == "allocations"
 /// bench/mainactor-wakeups.sh compares with the executor route).
 let mainDispatchMode = CommandLine.arguments.dropFirst(2).first == "mainactor-dispatch"
 
+/// `latency-pairs [N]`: what the latency figures cost, inside one process.
+/// Two spawned loops, one with the figures (the default) and one without;
+/// the same closure posts go to each in turn, N pairs (default 20), the
+/// order swapped every pair, one producer. The two halves of a pair run
+/// within a second of each other, so a moment of the machine (Performance,
+/// "Two speeds") falls on both; separate processes land in different ones.
+let latencyPairsMode = CommandLine.arguments.dropFirst(2).first == "latency-pairs"
+
+/// The `latency-pairs` run: RESULT lines for each half, then the per-pair
+/// ratios (on / off) and their median.
+func latencyPairs() {
+    let pairs = CommandLine.arguments.dropFirst(3).first.flatMap { Int($0) } ?? 20
+    let loops = [
+        try! EventLoop.spawn(name: "latency-on"),
+        try! EventLoop.spawn(name: "latency-off", latencyStats: false),
+    ]
+    let routes = zip(loops, ["mainloop_latency_pair", "mainloop_nolatency_pair"]).map { target, peer in
+        Route(
+            peer: peer, post: { try! target.post { benchTick() } }, roundtrip: closureRoute.roundtrip,
+            wake: closureRoute.wake)
+    }
+    for route in routes { _ = throughput(route, 1, max(M / 10, 1)) }  // warm-up, not reported
+    var ratios: [Double] = []
+    for pair in 0..<pairs {
+        var figures = [0.0, 0.0]
+        for index in pair % 2 == 0 ? [0, 1] : [1, 0] {
+            figures[index] = throughput(routes[index], 1, M)
+            result(routes[index].peer, "throughput_p1", figures[index], "ops_per_s")
+        }
+        ratios.append(figures[0] / figures[1])
+    }
+    ratios.sort()
+    emit("NOTE latency on / off per pair: \(ratios.map { fixed($0, 3) }.joined(separator: " "))")
+    let median = (ratios[(ratios.count - 1) / 2] + ratios[ratios.count / 2]) / 2
+    figure("mainloop", "latency_on_off_pair_median", median, "ratio")
+    for loop in loops { loop.stop() }
+}
+
 /// `mainloop-bench M throughput [PEER]`: only that route's P=1 throughput
 /// runs (default: the closure route), a steady workload to profile.
 /// `--repeat N` runs it N times in the same process, one RESULT line each:
@@ -379,6 +417,10 @@ let boundedRoute = Route(
 func driver() {
     if allocationsMode {
         allocationFigures(check: true)
+        exit(failed ? 1 : 0)
+    }
+    if latencyPairsMode {
+        latencyPairs()
         exit(failed ? 1 : 0)
     }
     if let route = throughputOnly {

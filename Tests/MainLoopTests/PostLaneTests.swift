@@ -48,9 +48,20 @@ private func consume(_ lane: PostLane, until done: () -> Bool) -> (jobs: Int, sa
 }
 
 /// Jobs among the first `count` pushed to a lane that are stamped for the
-/// latency figures: the 64th, the 128th, ...
+/// latency figures: those at positions 255 mod 256, where each block's
+/// last position (1,023 mod 1,024) is its sentinel, not a job.
 private func sampledJobs(_ count: Int) -> Int {
-    count / 64
+    var jobs = 0
+    var sampled = 0
+    var position = 0
+    while jobs < count {
+        if position % 1024 != 1023 {
+            if position % 256 == 255 { sampled += 1 }
+            jobs += 1
+        }
+        position += 1
+    }
+    return sampled
 }
 
 @Suite struct PostLaneTests {

@@ -130,8 +130,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     ///
     /// `latencyStats` (on by default) keeps the queue-delay and run-time
     /// histograms of ``stats`` (``EventLoopStats/queueDelay``,
-    /// ``EventLoopStats/runTime``), by sampling one post in 64; `false`
-    /// saves that clock read.
+    /// ``EventLoopStats/runTime``), by sampling about one post in 300; `false`
+    /// saves those clock reads.
     /// - Throws: ``EventLoopError/invalidArgument(_:)`` for a capacity below
     ///   1; ``EventLoopError/system(call:errno:)`` if the eventfd or the
     ///   libevent base cannot be made (for example at the fd limit).

@@ -32,11 +32,13 @@ public struct EventLoopStats: Sendable, Equatable, CustomStringConvertible {
     /// (whether they were then accepted or not).
     public var postsThatWaited: UInt64
     /// How long posts waited in the mailbox: from being accepted to their
-    /// start. Sampled: one post in 64 is measured. The loop publishes its
+    /// start. Sampled: about one post in 300 is measured (one in 256 through
+    /// a bounded mailbox, one in 341 through an unbounded one's lane). The
+    /// loop publishes its
     /// measurements when a batch ends. Empty when the loop was made with
     /// `latencyStats: false`.
     public var queueDelay: LatencySummary = .empty
-    /// How long jobs ran. Sampled (the same one post in 64), or every job
+    /// How long jobs ran. Sampled (the same posts), or every job
     /// while a slow-job handler is installed
     /// (``EventLoop/onSlowJob(threshold:_:)``). Empty with `latencyStats: false`.
     public var runTime: LatencySummary = .empty

@@ -1,7 +1,7 @@
 // LatencyRecorder.swift: a loop's two histograms, queue delay and run time.
 //
-// Which jobs are measured: the mailbox stamps one post in 64 with the time
-// it was accepted, as it queues it (one clock read per 64 posts); the loop
+// Which jobs are measured: the mailbox stamps about one post in 300 with the
+// time it was accepted, as it queues it (`Mailbox.samplingInterval`); the loop
 // reads the clock when that job starts and when it ends. When every job is
 // timed anyway (a slow-job handler is installed), every job's run time is
 // recorded; queue delay stays sampled. Samples are
