@@ -25,6 +25,11 @@ python3 bench/alternating.py latency-cost bench/latency-cost.txt | tee -a bench/
 IN_PROCESS=${IN_PROCESS:-20}
 {
   echo "# $(date -u +%Y-%m-%d), $(nproc) cores: mainloop-bench $M latency-pairs $IN_PROCESS (one process)"
-  "$BENCH" "$M" latency-pairs "$IN_PROCESS" | grep -E '^(RESULT|NOTE latency|FIGURE)'
+  "$BENCH" "$M" latency-pairs "$IN_PROCESS" | grep -E '^(RESULT|NOTE latency|FIGURE|FAIL)' || true
 } > bench/latency-pairs.txt
+if grep -q '^FAIL' bench/latency-pairs.txt || ! grep -q '^FIGURE' bench/latency-pairs.txt; then
+  echo "latency-cost: the in-process pairs failed:" >&2
+  cat bench/latency-pairs.txt >&2
+  exit 1
+fi
 tail -2 bench/latency-pairs.txt

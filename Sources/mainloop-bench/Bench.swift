@@ -82,7 +82,8 @@ func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
 }
 
 // Loop-side state behind raw pointers (no exclusivity checks), touched only
-// on the main loop's thread, as in the Swift peer.
+// on the thread of the loop that runs the posts (the main loop's, as in the
+// Swift peer; a spawned loop's in `latency-pairs`), ordered by `tpDone`.
 // Zeroed: `figures()` ticks before the first throughput sets a target,
 // and two leftover heap words that happened to meet under its ticks left
 // `tpDone` one signal ahead for the whole run (an async route then read
@@ -351,23 +352,34 @@ let allocationsMode = CommandLine.arguments.dropFirst(2).first == "allocations"
 /// bench/mainactor-wakeups.sh compares with the executor route).
 let mainDispatchMode = CommandLine.arguments.dropFirst(2).first == "mainactor-dispatch"
 
-/// `latency-pairs [N]`: what the latency figures cost, inside one process.
-/// Two spawned loops, one with the figures (the default) and one without;
-/// the same closure posts go to each in turn, N pairs (default 20), the
-/// order swapped every pair, one producer. The two halves of a pair run
-/// within a second of each other, so a moment of the machine (Performance,
-/// "Two speeds") falls on both; separate processes land in different ones.
+/// `latency-pairs [N] [--control]`: what the latency figures cost, inside
+/// one process. Two spawned loops, one with the figures (the default) and
+/// one without; the same closure posts go to each in turn, N pairs
+/// (default 20), the order swapped every pair, one producer. The two halves
+/// of a pair run within a second of each other, so a moment of the machine
+/// (Performance, "Two speeds") falls on both; separate processes land in
+/// different ones. `--control` keeps the figures on in both loops: the
+/// method's own bias (which loop, which order).
 let latencyPairsMode = CommandLine.arguments.dropFirst(2).first == "latency-pairs"
 
 /// The `latency-pairs` run: RESULT lines for each half, then the per-pair
 /// ratios (on / off) and their median.
 func latencyPairs() {
-    let pairs = CommandLine.arguments.dropFirst(3).first.flatMap { Int($0) } ?? 20
+    let arguments = CommandLine.arguments.dropFirst(3)
+    let control = arguments.contains("--control")
+    let count = arguments.first { !$0.hasPrefix("--") }
+    guard let pairs = count.map({ Int($0) }) ?? 20, pairs > 0 else {
+        emit("FAIL latency-pairs: the number of pairs must be a positive integer, got \(count ?? "")")
+        exit(2)
+    }
     let loops = [
         try! EventLoop.spawn(name: "latency-on"),
-        try! EventLoop.spawn(name: "latency-off", latencyStats: false),
+        try! EventLoop.spawn(name: "latency-off", latencyStats: control),
     ]
-    let routes = zip(loops, ["mainloop_latency_pair", "mainloop_nolatency_pair"]).map { target, peer in
+    // Only `post` is used; `counter`, `target` and `tLast` are written by
+    // the spawned loop that runs the posts, ordered by `tpDone`.
+    let names = ["mainloop_latency_pair", control ? "mainloop_latency_pair_control" : "mainloop_nolatency_pair"]
+    let routes = zip(loops, names).map { target, peer in
         Route(
             peer: peer, post: { try! target.post { benchTick() } }, roundtrip: closureRoute.roundtrip,
             wake: closureRoute.wake)

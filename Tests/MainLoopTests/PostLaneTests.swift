@@ -2,6 +2,7 @@
 // with producers racing a consumer across many blocks (and so through the
 // recycled ones), a close in the middle, sites switched on mid-stream, and
 // the wake-up rule. Every job is counted and its order checked exactly.
+import CLibevent
 import Glibc
 import TestKit
 import Testing
@@ -16,10 +17,13 @@ private final class Seen: @unchecked Sendable {
 }
 
 /// Takes from `lane` until `done` says stop and nothing is left, running each
-/// job; returns how many jobs and how many sampled jobs it took. Gives up
-/// (a recorded failure) after 60 s: a slot never published must fail the
-/// test, not hang it.
-private func consume(_ lane: PostLane, until done: () -> Bool) -> (jobs: Int, samples: Int) {
+/// job; returns how many jobs and how many sampled jobs it took. Every
+/// sample's stamp must lie between `since` (taken before the first push)
+/// and the moment it is read: a stamp the producer wrote for another slot
+/// than the loop reads is a word never written. Gives up (a recorded
+/// failure) after 60 s: a slot never published must fail the test, not
+/// hang it.
+private func consume(_ lane: PostLane, since: UInt64, until done: () -> Bool) -> (jobs: Int, samples: Int) {
     var buffer = JobBuffer()
     var jobs = 0
     var samples = 0
@@ -35,6 +39,10 @@ private func consume(_ lane: PostLane, until done: () -> Bool) -> (jobs: Int, sa
         limit = limit >= 3000 ? 1 : limit * 7
         let taken = lane.take(into: &buffer, limit: limit)
         samples += buffer.samples.count
+        let now = mainloop_monotonic_ns()
+        for sample in buffer.samples where sample.acceptedAt < since || sample.acceptedAt > now {
+            Issue.record("a sample stamped \(sample.acceptedAt), outside \(since)...\(now)")
+        }
         for index in 0..<buffer.count { buffer.take(index).run() }
         buffer.reset()
         jobs += taken
@@ -71,6 +79,7 @@ private func sampledJobs(_ count: Int) -> Int {
         let lane = PostLane(sampling: true)
         let seen = Seen(producers: producers)
         let finished = Locked(0)
+        let since = mainloop_monotonic_ns()
         let threads = (0..<producers).map { producer in
             TestThread {
                 for sequence in 0..<perProducer {
@@ -80,7 +89,7 @@ private func sampledJobs(_ count: Int) -> Int {
                 finished.withValue { $0 += 1 }
             }
         }
-        let (jobs, samples) = consume(lane) { finished.current == producers }
+        let (jobs, samples) = consume(lane, since: since) { finished.current == producers }
         threads.join(within: .seconds(60), "producers")
         #expect(jobs == producers * perProducer)
         for producer in 0..<producers {
@@ -136,7 +145,7 @@ private func sampledJobs(_ count: Int) -> Int {
         #expect(taken >= 5 * LaneBlock.slots, "the producers stopped early")
         lane.close()
         threads.join(within: .seconds(60), "producers")
-        let (rest, _) = consume(lane) { true }
+        let (rest, _) = consume(lane, since: 0) { true }
         let counts = accepted.current
         #expect(taken + rest == counts.reduce(0, +))
         for producer in 0..<producers {

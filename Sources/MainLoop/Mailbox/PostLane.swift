@@ -108,6 +108,11 @@ struct PostLane: @unchecked Sendable {
     private let sampledSlot: UInt64
 
     init(sampling: Bool) {
+        // A power of two below a block's 1,024 positions: at 1,024 or more
+        // the sampled position would be the sentinel's, and nothing would be.
+        precondition(
+            Mailbox.samplingInterval.nonzeroBitCount == 1 && Mailbox.samplingInterval <= 512,
+            "MainLoop: the sampling interval must be a power of two up to 512")
         sampledSlot = sampling ? Mailbox.samplingInterval - 1 : Mailbox.samplingInterval
         words = allocateLines(Words.self)
         words.initialize(to: Words())
