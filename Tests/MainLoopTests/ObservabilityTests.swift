@@ -28,6 +28,30 @@ import Testing
         #expect(p99 >= 990_000 && p99 <= 990_000 + 990_000 / 64)
     }
 
+    // The documented rates: every 256th post through a bounded mailbox;
+    // through an unbounded one's lane, three in each block of 1,023 jobs.
+    // Counted on a loop whose posts all run before the figures are read, so
+    // every sample taken is published (the figures go out when a batch ends).
+    @Test(arguments: [100_000, nil] as [Int?])
+    func oneJobInTheDocumentedNumberIsSampled(capacity: Int?) throws {
+        let loop = try EventLoop.spawn(name: "rate", mailboxCapacity: capacity)
+        defer { stopAndWait(loop) }
+        let posts = 10_230
+        let done = Locked(0)
+        for _ in 0..<posts { try loop.post { done.withValue { $0 += 1 } } }
+        #expect(eventually { done.current == posts })
+        try loop.postAndWait {}
+        try loop.postAndWait {}
+        let stats = loop.stats
+        // Every post the loop took counts, the round trips' too: the last
+        // one's sample, if it is one, may not be published yet.
+        let taken = Int(stats.posted)
+        let expected = capacity == nil ? taken / 1023 * 3 + min(taken % 1023 / 256, 3) : taken / 256
+        #expect(
+            (expected - 1...expected).contains(stats.queueDelay.count),
+            "\(stats.queueDelay.count) samples of \(taken) posts")
+    }
+
     @Test func queueDelayAndRunTimeAreMeasuredAndResetZeroesThem() throws {
         try withSpawnedLoop("latency") { loop in
             let gate = try Gate.occupy(loop)
