@@ -16,7 +16,10 @@ logging to an append-only file (--appendonly yes --appendfsync everysec);
 or, with KVD_BENCH=collections, the hashes, lists, sets and sorted sets:
   -c 50  -P 1 and -P 16   LPUSH RPOP SADD SPOP HSET ZADD ZPOPMIN LRANGE_100
 (as redis-benchmark defines them; its "LPUSH (needed to benchmark LRANGE)"
-is left out of the report). redis-benchmark's --csv gives throughput and p50/p99 latency. The report
+is left out of the report). redis-benchmark's --csv gives throughput and p50/p99 latency; each
+test runs as a redis-benchmark of its own, so the report also gives the CPU the server spent per
+request (every thread, from /proc) and how busy the client's one thread was (its CPU over the
+run's wall time: near 1.0, the client set the pace, not the server). The report
 is the median of the rounds for each figure; the raw lines go to
 bench/kvd-latest.txt (bench/kvd-collections-latest.txt). Not part of CI:
 only same-run ratios mean anything. BENCH_PORT moves the three ports
@@ -27,6 +30,7 @@ usage: kvd-vs-redis.py KVD_BINARY [ROUNDS] [N]
 import csv
 import io
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -87,20 +91,42 @@ def wait_for(port):
     sys.exit(f"kvd-vs-redis: nothing listens on port {port}")
 
 
-def run_shape(port, clients, pipeline, tests, extra):
+def cpu_seconds(pid):
+    """User and system CPU of process `pid` (every thread), from /proc."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def client_cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_shape(pid, port, clients, pipeline, tests, extra):
+    """One redis-benchmark per test, so that the CPU each process spent on
+    it is known: the server's (from /proc, every thread) per request, and
+    the client's as a share of the run's wall time (1.0: its one thread
+    was busy all along, so it, not the server, set the pace)."""
     n = N * 8 if pipeline > 1 else N  # pipelined runs are ~10x faster
     if extra[:1] == ["-n"]:  # a share of N
         n, extra = max(1000, int(n * float(extra[1]))), extra[2:]
-    out = subprocess.run(
-        ["redis-benchmark", "-p", str(port), "-c", str(clients), "-n", str(n), "-P", str(pipeline),
-         "-t", tests, "--csv"] + extra,
-        capture_output=True, text=True, timeout=600).stdout
     rows = []
-    for row in csv.reader(io.StringIO(out)):
-        if not row or row[0] == "test" or row[0].startswith("LPUSH (needed"):
-            continue
-        test, rps, p50, p99 = row[0], float(row[1]), float(row[4]), float(row[6])
-        rows.append((test.split(" ")[0], rps, p50, p99))
+    for test in tests.split(","):
+        server_before, client_before, wall_before = cpu_seconds(pid), client_cpu_seconds(), time.monotonic()
+        out = subprocess.run(
+            ["redis-benchmark", "-p", str(port), "-c", str(clients), "-n", str(n), "-P", str(pipeline),
+             "-t", test, "--csv"] + extra,
+            capture_output=True, text=True, timeout=600).stdout
+        wall = time.monotonic() - wall_before
+        server_us = (cpu_seconds(pid) - server_before) / n * 1e6
+        client_busy = (client_cpu_seconds() - client_before) / wall
+        for row in csv.reader(io.StringIO(out)):
+            # LRANGE's run first fills its list with LPUSH ("needed to benchmark"): its CPU is counted in.
+            if not row or row[0] == "test" or row[0].startswith("LPUSH (needed"):
+                continue
+            name, rps, p50, p99 = row[0], float(row[1]), float(row[4]), float(row[6])
+            rows.append((name.split(" ")[0], rps, p50, p99, server_us, client_busy))
     return rows
 
 
@@ -112,18 +138,21 @@ def main():
     try:
         for _, port, _ in SERVERS:
             wait_for(port)
-        results = {}  # (test, clients, pipeline) -> server -> [(rps, p50, p99)]
+        pids = {name: process.pid for (name, _, _), process in zip(SERVERS, processes)}
+        results = {}  # (test, clients, pipeline) -> server -> [(rps, p50, p99, server_us, client_busy)]
         with open(RAW, "w") as raw:
             for round_index in range(ROUNDS):
                 order = SERVERS[round_index % len(SERVERS):] + SERVERS[:round_index % len(SERVERS)]
                 for name, port, _ in order:
                     for clients, pipeline, tests, extra, suffix in SHAPES:
-                        for test, rps, p50, p99 in run_shape(port, clients, pipeline, tests, extra):
+                        for test, rps, p50, p99, server_us, client_busy in run_shape(
+                                pids[name], port, clients, pipeline, tests, extra):
                             test += suffix
                             raw.write(f"{name} c={clients} P={pipeline} {test.replace(' ', '_')} "
-                                      f"rps={rps:.0f} p50_ms={p50} p99_ms={p99}\n")
+                                      f"rps={rps:.0f} p50_ms={p50} p99_ms={p99} "
+                                      f"server_cpu_us_per_request={server_us:.3f} client_busy={client_busy:.2f}\n")
                             results.setdefault((test, clients, pipeline), {}).setdefault(name, []).append(
-                                (rps, p50, p99))
+                                (rps, p50, p99, server_us, client_busy))
                 raw.flush()
     finally:
         for process in processes:
@@ -141,17 +170,20 @@ def report(results):
           f"kvd-io0 = `--io-threads 0`, kvd-io1 = `--io-threads 1`")
     print()
     print("| test | -c | -P | kvd-io0 req/s | kvd-io1 req/s | redis req/s | io0 / redis | io1 / redis "
-          "| p50 ms io0 / io1 / redis | p99 ms io0 / io1 / redis |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| p50 ms io0 / io1 / redis | p99 ms io0 / io1 / redis | server CPU us/request io0 / io1 / redis "
+          "| client busy io0 / io1 / redis |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (test, clients, pipeline), by in sorted(results.items(), key=lambda r: (r[0][2], r[0][1], r[0][0])):
         if not all(name in by for name, _, _ in SERVERS):
             continue
         rps = {name: median(by[name], 0) for name, _, _ in SERVERS}
         p50 = " / ".join(f"{median(by[name], 1):.3f}" for name, _, _ in SERVERS)
         p99 = " / ".join(f"{median(by[name], 2):.3f}" for name, _, _ in SERVERS)
+        cpu = " / ".join(f"{median(by[name], 3):.2f}" for name, _, _ in SERVERS)
+        busy = " / ".join(f"{median(by[name], 4):.2f}" for name, _, _ in SERVERS)
         print(f"| {test} | {clients} | {pipeline} | {rps['kvd-io0']:,.0f} | {rps['kvd-io1']:,.0f} | "
               f"{rps['redis']:,.0f} | {rps['kvd-io0'] / rps['redis']:.2f}x | {rps['kvd-io1'] / rps['redis']:.2f}x "
-              f"| {p50} | {p99} |")
+              f"| {p50} | {p99} | {cpu} | {busy} |")
 
 
 if __name__ == "__main__":

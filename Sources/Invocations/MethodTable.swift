@@ -53,8 +53,11 @@ public struct MethodTable<Target: AnyObject>: Sendable {
     /// The same entries in registration order, searched first by a call:
     /// comparing a short selector (a small string, compared as two words)
     /// with each of a few entries costs less than hashing it with SipHash
-    /// for the dictionary.
-    @usableFromInline var ordered: [MethodEntry] = []
+    /// for the dictionary. Unretained: every entry lives as long as the
+    /// process (`MethodRegistry`), so a lookup borrows it; a retain and
+    /// release by the caller's thread of an entry the loop's thread reads
+    /// moved its cache line between the cores on every call.
+    @usableFromInline var ordered: [Unmanaged<MethodEntry>] = []
 
     /// Where the methods may run: say `.mainActor` for a `@MainActor` class.
     public let isolation: MethodIsolation
@@ -150,7 +153,7 @@ public struct MethodTable<Target: AnyObject>: Sendable {
                 return result
             }
         table.entries[selector] = entry
-        table.ordered.append(entry)
+        table.ordered.append(Unmanaged.passUnretained(entry))
         return table
     }
 
@@ -165,12 +168,13 @@ public struct MethodTable<Target: AnyObject>: Sendable {
         entries.keys.sorted { $0.name < $1.name }
     }
 
-    func entry(for selector: Selector) -> MethodEntry? {
+    /// The entry that answers `selector`, unretained (entries are never freed).
+    func entry(for selector: Selector) -> Unmanaged<MethodEntry>? {
         if ordered.count <= MethodTable.linearSearchLimit {
-            for entry in ordered where entry.selector == selector { return entry }
+            for entry in ordered where entry._withUnsafeGuaranteedRef({ $0.selector == selector }) { return entry }
             return nil
         }
-        return entries[selector]
+        return entries[selector].map { Unmanaged.passUnretained($0) }
     }
 
     /// Up to this many methods, a call finds its entry by comparing
@@ -451,15 +455,18 @@ package struct ResolvedMethod: Sendable {
     /// Finds `selector` in `Target.methods` and checks `arguments` against
     /// its signature.
     /// - Throws: ``InvocationError``, as ``Invocation/init(target:selector:arguments:)``.
+    /// `selector` is borrowed: an initializer's parameters are otherwise
+    /// passed retained, a retain and release of a long selector's string.
     package init<Target: Invocable>(
-        on _: Target.Type, selector: Selector, arguments: UnsafeBufferPointer<(any Sendable)?>
+        on _: Target.Type, selector: borrowing Selector, arguments: UnsafeBufferPointer<(any Sendable)?>
     ) throws(InvocationError) {
         let table = Target.methods
         guard let entry = table.entry(for: selector) else {
-            throw .unrecognizedSelector(selector, targetType: String(describing: Target.self), answers: table.selectors)
+            throw .unrecognizedSelector(
+                copy selector, targetType: String(describing: Target.self), answers: table.selectors)
         }
-        if let error = entry.check(arguments) { throw error }
-        self.entry = entry
+        if let error = entry._withUnsafeGuaranteedRef({ $0.check(arguments) }) { throw error }
+        self.entry = entry.takeUnretainedValue()
     }
 
     /// The method's name.
@@ -492,7 +499,10 @@ package struct ResolvedMethod: Sendable {
         precondition(
             ObjectIdentifier(type(of: target)) == ObjectIdentifier(entry.targetType),
             "call '\(selector)': the target is a \(type(of: target)), not the type whose table checked the call")
-        return try entry.call(target, arguments)
+        // Borrowed: the entry, and so its closure, lives as long as the
+        // process; through the unowned(unsafe) field the closure's context
+        // was retained and released around every call.
+        return try Unmanaged.passUnretained(entry)._withUnsafeGuaranteedRef { try $0.call(target, arguments) }
     }
 
     /// As ``invoke(on:consuming:)``, with copies of `arguments`, which stay

@@ -69,19 +69,21 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
         arguments: UnsafeBufferPointer<(any Sendable)?>
     ) -> InvocationRecord {
         // A signature has fewer than 2^31 parameters.
-        let tail = Tail(bufferClass: InvocationRecord.self, minimumCapacity: arguments.count) { _, _ in
-            InvocationRecordHeader(
-                method: method, holder: holder, boundValue: boundValue, count: Int32(arguments.count))
-        }
+        let record = unsafeDowncast(
+            Tail(bufferClass: InvocationRecord.self, minimumCapacity: arguments.count) { _, _ in
+                InvocationRecordHeader(
+                    method: method, holder: holder, boundValue: boundValue, count: Int32(arguments.count))
+            }.buffer, to: InvocationRecord.self)
         // One copy per argument, as its value's type copies it:
         // `initialize(from:count:)` went through the runtime's generic array
         // copy and the Optional's value witnesses, 230 instructions for two.
+        // Through the record's own reference: keeping the buffer pointer
+        // alive across the copies cost a retain and a release of the record.
         if let base = arguments.baseAddress {
-            tail.withUnsafeMutablePointerToElements { elements in
-                for index in 0..<arguments.count { ArgumentSlot.initialize(elements + index, copying: base + index) }
-            }
+            let elements = record.elements
+            for index in 0..<arguments.count { ArgumentSlot.initialize(elements + index, copying: base + index) }
         }
-        return unsafeDowncast(tail.buffer, to: InvocationRecord.self)
+        return record
     }
 
     deinit {
@@ -95,6 +97,11 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
     /// run, and a field read through the pointer copies only that field.
     private var header: UnsafeMutablePointer<InvocationRecordHeader> {
         Tail(unsafeBufferObject: self).withUnsafeMutablePointerToHeader { $0 }
+    }
+
+    /// Where the arguments are, in the tail.
+    private var elements: UnsafeMutablePointer<(any Sendable)?> {
+        Tail(unsafeBufferObject: self).withUnsafeMutablePointerToElements { $0 }
     }
 
     /// The arguments, in place.
@@ -120,12 +127,23 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
         let header = self.header
         precondition(!header.pointee.performed, "MainLoop: an invocation record was performed twice")
         header.pointee.performed = true
-        // A LoopBound value is an Invocable, so a class reference: one word
-        // at its address.
-        let target = header.pointee.boundValue.map { $0.load(as: AnyObject.self) } ?? header.pointee.holder
         let arguments = Tail(unsafeBufferObject: self).withUnsafeMutablePointerToElements { $0 }
         header.pointee.count = 0
-        return try header.pointee.method.invoke(on: target, consuming: arguments)
+        // A LoopBound value is an Invocable, so a class reference: one word
+        // at its address, loaded with a reference of its own, as the method
+        // may replace the value it runs on (through `withValue`).
+        if let boundValue = header.pointee.boundValue {
+            return try header.pointee.method.invoke(on: boundValue.load(as: AnyObject.self), consuming: arguments)
+        }
+        // A Sendable target is borrowed from the record, which holds it
+        // (`let`) until the call returns. A retain and release here, on the
+        // loop's thread, of the count the posting thread had just raised
+        // moved the target's cache line between the cores once more per call.
+        let holder = UnsafeMutableRawPointer(header) + MemoryLayout<InvocationRecordHeader>.offset(of: \.holder)!
+        return try Unmanaged<AnyObject>.fromOpaque(holder.load(as: UnsafeRawPointer.self))
+            ._withUnsafeGuaranteedRef { target in
+                try header.pointee.method.invoke(on: target, consuming: arguments)
+            }
     }
 
     /// Nil once the call was made (its arguments are gone with it): read it

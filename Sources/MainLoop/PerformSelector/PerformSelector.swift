@@ -261,7 +261,8 @@ extension LoopInvocation {
 extension EventLoop {
     /// Any thread: checks where `invocation` may run, then delivers it.
     /// Returns its result for `.wait`, nil for `.post`.
-    func deliver(_ invocation: some LoopInvocation, _ delivery: InvocationDelivery) throws -> (any Sendable)? {
+    func deliver(_ invocation: consuming some LoopInvocation, _ delivery: InvocationDelivery) throws -> (any Sendable)?
+    {
         try checkIsolation(of: invocation)
         switch delivery {
         case .wait(let timeout):
@@ -270,7 +271,9 @@ extension EventLoop {
                 try whileRunning(named: invocation.name) { try invocation.invoke() }
             }
         case .post(let policy):
-            try enqueue(.record(invocation), site: PostSite(name: invocation.name), policy: policy)
+            // Moved into the mailbox: a fresh record needs no second count.
+            let site = PostSite(name: invocation.name)
+            try enqueue(.record(consume invocation), site: site, policy: policy)
             return nil
         }
     }
