@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kvd against a real redis-server, in the same run (bench/kvd-vs-redis.py:
 # kvd with --io-threads 0 and 1, and redis-server, in alternating rounds;
-# throughput, p50 and p99), then the same for hashes, lists, sets and
+# throughput, p50, p99, the server's CPU per request and how busy the
+# client was), then the same for hashes, lists, sets and
 # sorted sets (KVD_BENCH=collections), kvd's heap allocations per request
 # (kvd-allocations), and the memory per element of those types against
 # redis-server's (bench/collection-memory.py). Not part of CI: a comparison on a shared machine; only

@@ -49,14 +49,15 @@ public enum MethodIsolation: Sendable, Hashable {
 /// The selectors a type answers, each with its ``MethodSignature`` and the
 /// method to call. Immutable and `Sendable`; ``method(_:_:)`` returns a new table.
 public struct MethodTable<Target: AnyObject>: Sendable {
-    @usableFromInline var entries: [Selector: MethodEntry] = [:]
+    /// Unretained, here and in `ordered`: every entry lives as long as the
+    /// process (`MethodRegistry`), so a lookup borrows it. A retain and
+    /// release by the caller's thread of an entry that the loop's thread
+    /// reads took its cache line back from the other core on every call.
+    @usableFromInline var entries: [Selector: Unmanaged<MethodEntry>] = [:]
     /// The same entries in registration order, searched first by a call:
     /// comparing a short selector (a small string, compared as two words)
     /// with each of a few entries costs less than hashing it with SipHash
-    /// for the dictionary. Unretained: every entry lives as long as the
-    /// process (`MethodRegistry`), so a lookup borrows it; a retain and
-    /// release by the caller's thread of an entry the loop's thread reads
-    /// moved its cache line between the cores on every call.
+    /// for the dictionary.
     @usableFromInline var ordered: [Unmanaged<MethodEntry>] = []
 
     /// Where the methods may run: say `.mainActor` for a `@MainActor` class.
@@ -152,7 +153,7 @@ public struct MethodTable<Target: AnyObject>: Sendable {
                 if let optional = result as? any OptionalValue, optional.wrappedValue == nil { return nil }
                 return result
             }
-        table.entries[selector] = entry
+        table.entries[selector] = Unmanaged.passUnretained(entry)
         table.ordered.append(Unmanaged.passUnretained(entry))
         return table
     }
@@ -160,7 +161,7 @@ public struct MethodTable<Target: AnyObject>: Sendable {
     /// The signature of the method that answers `selector`, or nil when the
     /// type does not answer it (the analogue of `methodSignatureForSelector:`).
     public func signature(for selector: Selector) -> MethodSignature? {
-        entries[selector]?.signature
+        entries[selector]?.takeUnretainedValue().signature
     }
 
     /// Every selector the table answers, sorted by spelling.
@@ -174,7 +175,7 @@ public struct MethodTable<Target: AnyObject>: Sendable {
             for entry in ordered where entry._withUnsafeGuaranteedRef({ $0.selector == selector }) { return entry }
             return nil
         }
-        return entries[selector].map { Unmanaged.passUnretained($0) }
+        return entries[selector]
     }
 
     /// Up to this many methods, a call finds its entry by comparing
@@ -455,11 +456,12 @@ package struct ResolvedMethod: Sendable {
     /// Finds `selector` in `Target.methods` and checks `arguments` against
     /// its signature.
     /// - Throws: ``InvocationError``, as ``Invocation/init(target:selector:arguments:)``.
-    /// `selector` is borrowed: an initializer's parameters are otherwise
-    /// passed retained, a retain and release of a long selector's string.
     package init<Target: Invocable>(
         on _: Target.Type, selector: borrowing Selector, arguments: UnsafeBufferPointer<(any Sendable)?>
     ) throws(InvocationError) {
+        // `selector` is borrowed: an initializer's parameters are otherwise
+        // passed retained (a selector spelled at run time, longer than 15
+        // bytes, is a string on the heap: a retain and a release per call).
         let table = Target.methods
         guard let entry = table.entry(for: selector) else {
             throw .unrecognizedSelector(

@@ -302,14 +302,44 @@ final class Account: Invocable, @unchecked Sendable {
             init(_ value: Value) { self.value = value }
             func get() -> Value { value }
         }
-        let first = try #require(Box<Int>.methods.entries["get"])
-        for _ in 0..<100 { #expect(Box<Int>.methods.entries["get"] === first) }
-        #expect(Box<String>.methods.entries["get"] !== first)
+        let first = try #require(Box<Int>.methods.entries["get"]?.takeUnretainedValue())
+        for _ in 0..<100 { #expect(Box<Int>.methods.entries["get"]?.takeUnretainedValue() === first) }
+        #expect(Box<String>.methods.entries["get"]?.takeUnretainedValue() !== first)
         #expect(try Invocation(target: Box(7), selector: "get", arguments: []).invoke() as? Int == 7)
         #expect(try Invocation(target: Box("seven"), selector: "get", arguments: []).invoke() as? String == "seven")
-        #expect(First.Twin.methods.entries["name"] !== Second.Twin.methods.entries["name"])
+        #expect(
+            First.Twin.methods.entries["name"]?.takeUnretainedValue()
+                !== Second.Twin.methods.entries["name"]?.takeUnretainedValue())
         #expect(try Invocation(target: First.Twin(), selector: "name", arguments: []).invoke() as? String == "first")
         #expect(try Invocation(target: Second.Twin(), selector: "name", arguments: []).invoke() as? String == "second")
+    }
+
+    // Past `linearSearchLimit` methods a call finds its entry in the table's
+    // dictionary instead of its list: the first and the last registered
+    // method are found there, posted and waited for, and a wrong call is
+    // refused with the same errors.
+    @Test func aTableTooLongToSearchInOrderFindsEveryMethodByHashing() throws {
+        #expect(Dial.methods.ordered.count > MethodTable<Dial>.linearSearchLimit)
+        let dial = Dial()
+        try withSpawnedLoop("dial") { loop in
+            #expect(try dial.performSelector("zero", on: loop, returning: Int.self) == 0)
+            #expect(try dial.performSelector("add:to:", on: loop, withObjects: 2, 3, returning: Int.self) == 5)
+            try dial.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 7)
+            try dial.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 8)
+            #expect(try dial.performSelector("recorded", on: loop, returning: [Int].self) == [7, 8])
+            #expect(
+                throws: InvocationError.unrecognizedSelector(
+                    "nine", targetType: "Dial", answers: Dial.methods.selectors)
+            ) {
+                try dial.performSelector("nine", on: loop, waitUntilDone: false)
+            }
+            #expect(
+                throws: InvocationError.argumentTypeMismatch("add:to:", index: 1, expected: "Int", actual: "String")
+            ) {
+                try dial.performSelector("add:to:", on: loop, waitUntilDone: true, withObjects: 2, "3")
+            }
+        }
+        #expect(try Invocation(target: dial, selector: "eight", arguments: []).invoke() as? Int == 8)
     }
 
     // The trap itself (SIGILL, with the table's message), not any failing exit.
@@ -339,4 +369,35 @@ enum Second {
         static let methods = MethodTable<Twin>().method("name", Twin.name)
         func name() -> String { "second" }
     }
+}
+
+/// A table longer than `MethodTable.linearSearchLimit`. `@unchecked
+/// Sendable`: `recorded` is touched only by the loop that performs it.
+final class Dial: Invocable, @unchecked Sendable {
+    static let methods = MethodTable<Dial>()
+        .method("zero", Dial.zero)
+        .method("one", Dial.one)
+        .method("two", Dial.two)
+        .method("three", Dial.three)
+        .method("four", Dial.four)
+        .method("five", Dial.five)
+        .method("six", Dial.six)
+        .method("seven", Dial.seven)
+        .method("eight", Dial.eight)
+        .method("record:", Dial.record)
+        .method("recorded", Dial.currentRecord)
+        .method("add:to:", Dial.add)
+    var recorded: [Int] = []
+    func zero() -> Int { 0 }
+    func one() -> Int { 1 }
+    func two() -> Int { 2 }
+    func three() -> Int { 3 }
+    func four() -> Int { 4 }
+    func five() -> Int { 5 }
+    func six() -> Int { 6 }
+    func seven() -> Int { 7 }
+    func eight() -> Int { 8 }
+    func record(_ value: Int) { recorded.append(value) }
+    func currentRecord() -> [Int] { recorded }
+    func add(_ value: Int, _ other: Int) -> Int { value + other }
 }

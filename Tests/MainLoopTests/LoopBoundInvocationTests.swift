@@ -167,40 +167,6 @@ final class Tally: Invocable {
             #expect(labels.current.first == "Tally.hold:", "\(labels.current)")
         }
     }
-
-    // The call holds the value it runs on: a method that replaces its own
-    // LoopBound value (through `withValue`) goes on running on a live
-    // object, which is freed once the call returns. (Two references hold
-    // it: the record's, loaded for the call, and the method's application
-    // to it; either alone passes.)
-    @Test func aMethodThatReplacesItsOwnValueFinishesOnALiveObject() throws {
-        try withSpawnedLoop("generation") { loop in
-            let freed = Locked<[Int]>([])
-            let bound = LoopBound(Generation(1, freed: freed), on: loop)
-            let seen = try bound.performSelector("replace:", withObjects: bound, returning: [Int].self)
-            #expect(seen == [1], "the replaced value was freed during its own call: \(seen)")
-            #expect(freed.current == [1], "\(freed.current)")
-            #expect(try bound.postAndWait { $0.number } == 2)
-        }
-    }
-}
-
-/// A value that replaces itself in its LoopBound, and says when it is freed.
-final class Generation: Invocable {
-    static let methods = MethodTable<Generation>().method("replace:", Generation.replace)
-    let number: Int
-    let freed: Locked<[Int]>
-    init(_ number: Int, freed: Locked<[Int]>) {
-        self.number = number
-        self.freed = freed
-    }
-    deinit { freed.withValue { $0.append(number) } }
-    /// Replaces itself with the next generation, then answers which
-    /// generations were freed by then and its own number, read after.
-    func replace(_ bound: LoopBound<Generation>) -> [Int] {
-        bound.withValue { $0 = Generation(number + 1, freed: freed) }
-        return freed.current.filter { $0 == number } + [number]
-    }
 }
 
 /// A Sendable Invocable (immutable), for the Invocable form of the family.

@@ -106,9 +106,7 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
 
     /// The arguments, in place.
     private var arguments: UnsafeBufferPointer<(any Sendable)?> {
-        let tail = Tail(unsafeBufferObject: self)
-        return UnsafeBufferPointer(
-            start: tail.withUnsafeMutablePointerToElements { $0 }, count: Int(tail.header.count))
+        UnsafeBufferPointer(start: elements, count: Int(header.pointee.count))
     }
 
     var selector: Selector { header.pointee.method.selector }
@@ -127,7 +125,7 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
         let header = self.header
         precondition(!header.pointee.performed, "MainLoop: an invocation record was performed twice")
         header.pointee.performed = true
-        let arguments = Tail(unsafeBufferObject: self).withUnsafeMutablePointerToElements { $0 }
+        let arguments = elements
         header.pointee.count = 0
         // A LoopBound value is an Invocable, so a class reference: one word
         // at its address, loaded with a reference of its own, as the method
@@ -136,9 +134,8 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
             return try header.pointee.method.invoke(on: boundValue.load(as: AnyObject.self), consuming: arguments)
         }
         // A Sendable target is borrowed from the record, which holds it
-        // (`let`) until the call returns. A retain and release here, on the
-        // loop's thread, of the count the posting thread had just raised
-        // moved the target's cache line between the cores once more per call.
+        // (`let`) until the call returns: a retain and a release fewer per
+        // call, two atomic updates of a count the posting thread writes too.
         let holder = UnsafeMutableRawPointer(header) + MemoryLayout<InvocationRecordHeader>.offset(of: \.holder)!
         return try Unmanaged<AnyObject>.fromOpaque(holder.load(as: UnsafeRawPointer.self))
             ._withUnsafeGuaranteedRef { target in

@@ -271,7 +271,9 @@ extension EventLoop {
                 try whileRunning(named: invocation.name) { try invocation.invoke() }
             }
         case .post(let policy):
-            // Moved into the mailbox: a fresh record needs no second count.
+            // Moved into the job, not copied (a retain and a release); the
+            // unbounded mailbox's lane moves the job on, a bounded one's
+            // offer copies it under its lock.
             let site = PostSite(name: invocation.name)
             try enqueue(.record(consume invocation), site: site, policy: policy)
             return nil
