@@ -10,7 +10,7 @@ M=${M_mainloop:-8000000}
 PEERS=${PEERS_DIR:-../shared/bench-peers}
 swift build -c release --product mainloop-bench >/dev/null
 BENCH="$PWD/.build/release/mainloop-bench"
-EXTRA="$BENCH $M all --histogram $PWD/bench/queue-delay.txt && $BENCH $M nolatency && $BENCH $M latency && $BENCH $M bounded && $BENCH $M mainactor-executor"
+EXTRA="$BENCH $M all --histogram $PWD/bench/queue-delay.txt && $BENCH $M nolatency && $BENCH $M latency && $BENCH $M bounded && $BENCH $M mainactor-executor && $BENCH $M invocation-pairs 10"
 if [ -x "$PEERS/run.sh" ]; then
   ROUNDS=$ROUNDS EXTRA_CMD="$EXTRA" "$PEERS/run.sh" | tee bench/latest.txt
   COMPARE="$PEERS/compare.py"

@@ -401,6 +401,44 @@ func latencyPairs() {
     for loop in loops { loop.stop() }
 }
 
+/// `invocation-pairs [N]`: an invocation's rate as a share of a closure
+/// post's, inside one process. The closure route (M posts) and the
+/// invocation route (M / 8 `performSelector` calls, as in the full run) go
+/// to the main loop in turn, N pairs (default 20), the order swapped every
+/// pair, one producer: a moment of the machine falls on both halves of a
+/// pair, where the full run's rounds measure the two seconds apart.
+let invocationPairsMode = CommandLine.arguments.dropFirst(2).first == "invocation-pairs"
+
+/// The `invocation-pairs` run: RESULT lines for each half, then the
+/// per-pair shares (invocations per second over posts per second) and
+/// their median.
+func invocationPairs() {
+    let count = CommandLine.arguments.dropFirst(3).first
+    guard let pairs = count.map({ Int($0) }) ?? 20, pairs > 0 else {
+        emit("FAIL invocation-pairs: the number of pairs must be a positive integer, got \(count ?? "")")
+        exit(2)
+    }
+    // Named apart from the full run's rows, which the peer table compares.
+    let halves = [closureRoute, invocationRoute].map { route in
+        Route(peer: route.peer + "_pair", post: route.post, roundtrip: route.roundtrip, wake: route.wake)
+    }.enumerated().map { index, route in (route, index == 0 ? max(M, 1) : max(M / 8, 1)) }
+    for (route, m) in halves { _ = throughput(route, 1, max(m / 10, 1)) }  // warm-up, not reported
+    var shares: [Double] = []
+    for pair in 0..<pairs {
+        var figures = [0.0, 0.0]
+        for index in pair % 2 == 0 ? [0, 1] : [1, 0] {
+            let (route, m) = halves[index]
+            figures[index] = throughput(route, 1, m)
+            result(route.peer, "throughput_p1", figures[index], "ops_per_s")
+        }
+        shares.append(figures[1] / figures[0])
+    }
+    shares.sort()
+    emit("NOTE invocation / closure post per pair: \(shares.map { fixed($0, 3) }.joined(separator: " "))")
+    let median = (shares[(shares.count - 1) / 2] + shares[shares.count / 2]) / 2
+    figure("mainloop_invocation", "share_of_a_post_pair_median", median, "ratio")
+}
+
 /// `mainloop-bench M throughput [PEER]`: only that route's P=1 throughput
 /// runs (default: the closure route), a steady workload to profile.
 /// `--repeat N` runs it N times in the same process, one RESULT line each:
@@ -433,6 +471,10 @@ func driver() {
     }
     if latencyPairsMode {
         latencyPairs()
+        exit(failed ? 1 : 0)
+    }
+    if invocationPairsMode {
+        invocationPairs()
         exit(failed ? 1 : 0)
     }
     if let route = throughputOnly {
