@@ -409,8 +409,8 @@ func latencyPairs() {
 /// pair, where the full run's rounds measure the two seconds apart.
 let invocationPairsMode = CommandLine.arguments.dropFirst(2).first == "invocation-pairs"
 
-/// The `invocation-pairs` run: RESULT lines for each half, then the
-/// per-pair shares (invocations per second over posts per second) and
+/// The `invocation-pairs` run: a NOTE line for each pair's two rates, then
+/// the per-pair shares (invocations per second over posts per second) and
 /// their median.
 func invocationPairs() {
     let count = CommandLine.arguments.dropFirst(3).first
@@ -418,10 +418,7 @@ func invocationPairs() {
         emit("FAIL invocation-pairs: the number of pairs must be a positive integer, got \(count ?? "")")
         exit(2)
     }
-    // Named apart from the full run's rows, which the peer table compares.
-    let halves = [closureRoute, invocationRoute].map { route in
-        Route(peer: route.peer + "_pair", post: route.post, roundtrip: route.roundtrip, wake: route.wake)
-    }.enumerated().map { index, route in (route, index == 0 ? max(M, 1) : max(M / 8, 1)) }
+    let halves = [(closureRoute, max(M, 1)), (invocationRoute, max(M / 8, 1))]
     for (route, m) in halves { _ = throughput(route, 1, max(m / 10, 1)) }  // warm-up, not reported
     var shares: [Double] = []
     for pair in 0..<pairs {
@@ -429,8 +426,10 @@ func invocationPairs() {
         for index in pair % 2 == 0 ? [0, 1] : [1, 0] {
             let (route, m) = halves[index]
             figures[index] = throughput(route, 1, m)
-            result(route.peer, "throughput_p1", figures[index], "ops_per_s")
         }
+        // NOTE lines, not RESULT ones: the peer table and the spread read
+        // every RESULT line as a round of the full run.
+        emit("NOTE pair=\(pair) closure=\(Int(figures[0])) invocation=\(Int(figures[1])) ops_per_s")
         shares.append(figures[1] / figures[0])
     }
     shares.sort()

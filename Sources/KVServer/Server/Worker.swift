@@ -134,8 +134,7 @@ final class Worker: @unchecked Sendable {
                 setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             }
             let connection = Connection(
-                fd: fd, id: server.nextClientID(), worker: self, limits: server.options.limits,
-                unixPath: listener.unixPath)
+                fd: fd, id: server.nextClientID(), worker: self, unixPath: listener.unixPath)
             connections[connection.id] = connection
             do {
                 try connection.start()
