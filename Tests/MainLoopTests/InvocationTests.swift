@@ -322,7 +322,7 @@ final class Account: Invocable, @unchecked Sendable {
         #expect(Dial.methods.ordered.count > MethodTable<Dial>.linearSearchLimit)
         let dial = Dial()
         try withSpawnedLoop("dial") { loop in
-            #expect(try dial.performSelector("zero", on: loop, returning: Int.self) == 0)
+            #expect(try dial.performSelector("filler0", on: loop, returning: Int.self) == -1)
             #expect(try dial.performSelector("add:to:", on: loop, withObjects: 2, 3, returning: Int.self) == 5)
             try dial.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 7)
             try dial.performSelector("record:", on: loop, waitUntilDone: false, withObjects: 8)
@@ -339,7 +339,7 @@ final class Account: Invocable, @unchecked Sendable {
                 try dial.performSelector("add:to:", on: loop, waitUntilDone: true, withObjects: 2, "3")
             }
         }
-        #expect(try Invocation(target: dial, selector: "eight", arguments: []).invoke() as? Int == 8)
+        #expect(try Invocation(target: dial, selector: "filler8", arguments: []).invoke() as? Int == -1)
     }
 
     // The trap itself (SIGILL, with the table's message), not any failing exit.
@@ -371,32 +371,17 @@ enum Second {
     }
 }
 
-/// A table longer than `MethodTable.linearSearchLimit`. `@unchecked
-/// Sendable`: `recorded` is touched only by the loop that performs it.
+/// A table longer than `MethodTable.linearSearchLimit`: nine fillers (one
+/// method under nine selectors), then three methods of their own, the
+/// last registered. `@unchecked Sendable`: `recorded` is touched only by
+/// the loop that performs it.
 final class Dial: Invocable, @unchecked Sendable {
-    static let methods = MethodTable<Dial>()
-        .method("zero", Dial.zero)
-        .method("one", Dial.one)
-        .method("two", Dial.two)
-        .method("three", Dial.three)
-        .method("four", Dial.four)
-        .method("five", Dial.five)
-        .method("six", Dial.six)
-        .method("seven", Dial.seven)
-        .method("eight", Dial.eight)
+    static let methods = (0..<9).reduce(MethodTable<Dial>()) { $0.method(Selector("filler\($1)"), Dial.filler) }
         .method("record:", Dial.record)
         .method("recorded", Dial.currentRecord)
         .method("add:to:", Dial.add)
     var recorded: [Int] = []
-    func zero() -> Int { 0 }
-    func one() -> Int { 1 }
-    func two() -> Int { 2 }
-    func three() -> Int { 3 }
-    func four() -> Int { 4 }
-    func five() -> Int { 5 }
-    func six() -> Int { 6 }
-    func seven() -> Int { 7 }
-    func eight() -> Int { 8 }
+    func filler() -> Int { -1 }
     func record(_ value: Int) { recorded.append(value) }
     func currentRecord() -> [Int] { recorded }
     func add(_ value: Int, _ other: Int) -> Int { value + other }
