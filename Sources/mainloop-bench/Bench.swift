@@ -450,14 +450,35 @@ let throughputRepeats: Int = {
 }()
 let throughputOnly: Route? = {
     guard CommandLine.arguments.dropFirst(2).first == "throughput" else { return nil }
+    return namedRoute()
+}()
+
+/// `mainloop-bench M wake [PEER] [--repeat N]`: only that route's idle
+/// wake-up (2,000 samples a time), to compare and profile the loop's way
+/// out of `epoll_wait` alone; `roundtrip [PEER]` likewise for the blocking
+/// round trip (`mainloop_asyncsem`: a post and a semaphore, the C peers'
+/// way, against which `postAndWait`'s own cost shows).
+let wakeOnly: Route? = {
+    guard CommandLine.arguments.dropFirst(2).first == "wake" else { return nil }
+    return namedRoute()
+}()
+let roundtripOnly: Route? = {
+    guard CommandLine.arguments.dropFirst(2).first == "roundtrip" else { return nil }
+    return namedRoute()
+}()
+
+/// The route named after the mode (default: the closure route); an unknown
+/// name ends the run.
+func namedRoute() -> Route {
     let named = CommandLine.arguments.dropFirst(3).first.flatMap { $0.hasPrefix("--") ? nil : $0 }
     let peer = named ?? closureRoute.peer
-    guard let route = [closureRoute, loopBoundRoute, invocationRoute].first(where: { $0.peer == peer }) else {
-        emit("FAIL unknown peer \(peer): mainloop, mainloop_loopbound or mainloop_invocation")
+    let routes = [closureRoute, asyncSemRoute, loopBoundRoute, invocationRoute]
+    guard let route = routes.first(where: { $0.peer == peer }) else {
+        emit("FAIL unknown peer \(peer): \(routes.map(\.peer).joined(separator: ", "))")
         exit(2)
     }
     return route
-}()
+}
 
 let boundedRoute = Route(
     peer: "mainloop_bounded\(boundedCapacity)", post: closureRoute.post,
@@ -474,6 +495,14 @@ func driver() {
     }
     if invocationPairsMode {
         invocationPairs()
+        exit(failed ? 1 : 0)
+    }
+    if let route = wakeOnly {
+        for _ in 0..<throughputRepeats { wake(route) }
+        exit(failed ? 1 : 0)
+    }
+    if let route = roundtripOnly {
+        for _ in 0..<throughputRepeats { roundtrip(route) }
         exit(failed ? 1 : 0)
     }
     if let route = throughputOnly {

@@ -164,7 +164,7 @@ import Testing
         let sawClosed = Locked<Bool?>(nil)
         let producer = TestThread {
             _ = try? mailbox.offer(.work {}, site: .none)
-            let room = Completion<Void>()
+            let room = Completion()
             let offer = try? mailbox.offer(
                 .work { [held = ReadsWhenReleased(mailbox, sawClosed)] in _ = held }, site: .none, orWaitWith: room)
             guard case .full = offer else { return }

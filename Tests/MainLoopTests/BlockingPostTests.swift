@@ -113,6 +113,46 @@ private struct WorkFailed: Error, Equatable { let code: Int }
         }
     }
 
+    /// The result is built on the loop's thread straight into the caller's
+    /// frame (a blocking post) or a box of its own (`perform`): an object
+    /// made there must reach the caller once and be released once, and a
+    /// throwing work must leave nothing behind, also through a generic
+    /// caller that does not know the type.
+    @Test func aResultMadeOnTheLoopReachesTheCallerOnceAndIsReleasedOnce() async throws {
+        final class Tracked: Sendable {
+            let ended: Locked<Int>
+            let name: String
+            init(_ ended: Locked<Int>, _ name: String) { (self.ended, self.name) = (ended, name) }
+            deinit { ended.withValue { $0 += 1 } }
+        }
+        func viaGeneric<T: Sendable>(_ loop: EventLoop, _ make: @escaping @Sendable () throws -> T) throws -> T {
+            try loop.postAndWait { try make() }
+        }
+        let loop = try EventLoop.spawn(name: "result")
+        defer { stopAndWait(loop) }
+        let ended = Locked(0)
+        do {
+            let direct = try loop.postAndWait { Tracked(ended, "direct") }
+            let generic = try viaGeneric(loop) { (Tracked(ended, "generic"), [1, 2, 3]) }
+            let awaited = try await loop.perform { Tracked(ended, "awaited") }
+            #expect(direct.name == "direct" && generic.0.name == "generic" && generic.1 == [1, 2, 3])
+            #expect(awaited.name == "awaited")
+            #expect(ended.current == 0, "the caller holds all three")
+        }
+        #expect(ended.current == 3, "each was released once, when the caller let go")
+        #expect(throws: WorkFailed(code: 3)) {
+            try viaGeneric(loop) { () throws -> Tracked in
+                _ = Tracked(ended, "dropped")
+                throw WorkFailed(code: 3)
+            }
+        }
+        await #expect(throws: WorkFailed(code: 4)) {
+            try await loop.perform { () throws -> Tracked in throw WorkFailed(code: 4) }
+        }
+        try loop.postAndWait {}
+        #expect(ended.current == 4, "the object made before the throw was released, and nothing else was made")
+    }
+
     @Test func blockingPostCanWaitForANonCapturedClosureWithoutEscaping() throws {
         // withoutActuallyEscaping traps if any copy of the closure outlives the
         // call: repeat enough round trips, and timeouts (a withdrawn post must

@@ -45,7 +45,7 @@ public struct LoopBound<Value>: Sendable {
     /// release once the last handle is gone (see `LoopBoundOwner`).
     let owner: LoopBoundOwner<Value>
     /// Where the value lives, for the calls that wrap the body in a closure.
-    let address: ValueAddress<Value>
+    @usableFromInline let address: ValueAddress<Value>
     /// The storage, unretained, as a post hands it to the loop: a post
     /// touches no reference count (one that every producer thread shared
     /// would cost each post a cache-line transfer). The owner keeps the
@@ -126,6 +126,9 @@ public struct LoopBound<Value>: Sendable {
     /// `body` is `sending`: it may capture an object the caller hands over
     /// and never uses again (`let fresh = Child(); try store.postAndWait { $0.children.append(fresh) }`),
     /// but not one the caller keeps using.
+    ///
+    /// Inlinable, so that the caller's module specialises it for `Value` and `T`.
+    @inlinable
     public func postAndWait<T: Sendable>(
         timeout: Duration? = nil, file: StaticString = #fileID, line: UInt = #line,
         _ body: sending (inout Value) throws -> T
@@ -170,8 +173,9 @@ public struct LoopBound<Value>: Sendable {
 /// `@unchecked Sendable`: the address itself never changes, and it is only
 /// dereferenced on the owning loop's thread (by the jobs `LoopBound` posts
 /// there, and by `withValue`, which checks the thread first).
+@usableFromInline
 struct ValueAddress<Value>: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<Value>
+    @usableFromInline let pointer: UnsafeMutablePointer<Value>
     init(_ pointer: UnsafeMutablePointer<Value>) { self.pointer = pointer }
 }
 

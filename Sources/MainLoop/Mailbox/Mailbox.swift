@@ -80,7 +80,7 @@ extension EventLoop {
         let caller = EventLoop.current.flatMap { WaitForGraph.target(of: $0) == nil ? $0 : nil }
         if let caller { try WaitForGraph.block(caller, on: self) }
         defer { if let caller { WaitForGraph.unblock(caller) } }
-        let room = Completion<Void>()
+        let room = Completion()
         switch try mailbox.offer(consume job, site: site, orWaitWith: room) {
         case .queued: return
         case .queuedWakeLoop: wake()
@@ -173,7 +173,7 @@ final class Mailbox: @unchecked Sendable {
     }
 
     /// A producer blocked for room, with the job it brings.
-    typealias RoomWaiter = (job: Job, site: PostSite, waiter: Completion<Void>)
+    typealias RoomWaiter = (job: Job, site: PostSite, waiter: Completion)
 
     enum DrainOutcome {
         /// More work arrived during the drain; here it is (for a bounded
@@ -181,7 +181,7 @@ final class Mailbox: @unchecked Sendable {
         /// per drain under load; possibly empty, when only urgent jobs came
         /// or a lane's next job is still being written). Run it after I/O
         /// and timers had a turn.
-        case more(JobBuffer, admitted: [Completion<Void>])
+        case more(JobBuffer, admitted: [Completion])
         /// Empty; the loop has declared sleep (the phase is `.asleep`, or
         /// the lane's `asleep` word is set) and may sleep.
         case idle
@@ -441,7 +441,7 @@ final class Mailbox: @unchecked Sendable {
     /// behind the other room waiters with `waiter`, which the loop admits
     /// (or the close abandons) later, and returns `.full`: the caller must
     /// wait on `waiter`.
-    func offer(_ job: consuming Job, site: PostSite, orWaitWith waiter: Completion<Void>) throws(EventLoopError)
+    func offer(_ job: consuming Job, site: PostSite, orWaitWith waiter: Completion) throws(EventLoopError)
         -> Offer
     {
         lock()
@@ -468,7 +468,7 @@ final class Mailbox: @unchecked Sendable {
 
     /// Waiter, after its deadline: takes its job back unless the loop
     /// admitted it (or the close refused it) first. Returns true when withdrawn.
-    func withdraw(_ waiter: Completion<Void>) -> Bool {
+    func withdraw(_ waiter: Completion) -> Bool {
         lock()
         guard waiter.withdraw() else {
             unlock()
@@ -484,9 +484,9 @@ final class Mailbox: @unchecked Sendable {
     /// Lock held: moves waiting producers' jobs into `pending`, oldest first,
     /// while there is room. Returns the producers admitted, for the caller
     /// to wake after the lock (`Completion.wakeProducer`).
-    private func admitWaiters() -> [Completion<Void>] {
+    private func admitWaiters() -> [Completion] {
         var served = 0
-        var admitted: [Completion<Void>] = []
+        var admitted: [Completion] = []
         for entry in state.pointee.roomWaiters {
             guard state.pointee.pending.count < capacity else { break }
             served += 1
@@ -503,7 +503,7 @@ final class Mailbox: @unchecked Sendable {
 
     /// Loop thread: takes every pending job in one swap. `admitted`: the
     /// producers that waited for room and got it; the caller wakes them.
-    func takeBatch() -> (batch: JobBuffer, admitted: [Completion<Void>]) {
+    func takeBatch() -> (batch: JobBuffer, admitted: [Completion]) {
         if let lane {
             var batch = loopSide.pointee.spare
             loopSide.pointee.spare = JobBuffer()

@@ -53,6 +53,9 @@ extension EventLoop {
     ///   ``EventLoopError/mainLoopNotRunning`` when the caller is the main
     ///   thread, this loop is ``main`` and `run()` has not been called (only
     ///   the main thread can run it, so the wait could never end).
+    ///
+    /// Inlinable, so that the caller's module specialises it for `T`.
+    @inlinable
     public func postAndWait<T: Sendable>(
         timeout: Duration? = nil, file: StaticString = #fileID, line: UInt = #line,
         _ work: sending () throws -> T
@@ -62,7 +65,29 @@ extension EventLoop {
 
     /// `postAndWait`, with the job's name given as a post site (a waiting
     /// invocation names itself `Type.selector`).
-    func postAndWait<T: Sendable>(timeout: Duration?, site: PostSite, _ work: () throws -> T) throws -> T {
+    ///
+    /// The only generic part of a blocking post: the result goes straight
+    /// into the caller's frame, and the wait and its record are not generic.
+    /// A generic record, unspecialised in the caller's module, looked up the
+    /// metadata of its own, result and resumer types at run time on every
+    /// call, on both threads (`swift_getGenericMetadata` and the generic
+    /// enum and value-witness calls around it: 15% of a round trip's
+    /// samples). Stack storage of `T` needs no type made at run time, so the
+    /// fork check below still comes before anything generic.
+    @inlinable
+    func postAndWait<T>(timeout: Duration?, site: PostSite, _ work: () throws -> T) throws -> T {
+        try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
+            let result = slot.baseAddress.unsafelyUnwrapped
+            // Returns normally only when `work` returned: the slot is filled.
+            try postAndWait(timeout: timeout, site: site, running: { result.initialize(to: try work()) })
+            return result.move()
+        }
+    }
+
+    /// Loop thread or any other: runs `body` on the loop and waits for it to
+    /// finish, rethrowing what it throws.
+    @usableFromInline
+    func postAndWait(timeout: Duration?, site: PostSite, running work: () throws -> Void) throws {
         if inLoop {
             if mailbox.isClosed { throw leftBehindByFork ? EventLoopError.forked : EventLoopError.shutDown }
             return try work()
@@ -131,10 +156,14 @@ extension EventLoop {
         timeout: Duration? = nil, file: StaticString = #fileID, line: UInt = #line,
         _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {
-        let call = Completion(suspending: work)
+        // The result goes to a box of its own: the record is not generic
+        // (see `postAndWait`), and the box is the closure's only capture,
+        // so it is the closure's context (one allocation, not two).
+        let result = PendingResult(work)
+        let call = Completion(suspending: result.run)
         let expiry = Self.expiry(of: call, after: timeout)
         defer { expiry?.cancel() }
-        return try await withTaskCancellationHandler {
+        try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard call.arm(continuation) else { return }
                 do throws(EventLoopError) {
@@ -146,11 +175,12 @@ extension EventLoop {
         } onCancel: {
             call.cancel()
         }
+        return result.take()
     }
 
     /// The task that withdraws `call` when `timeout` passes before the loop
     /// started it; nil for no timeout (or one too long to ever pass).
-    private static func expiry<T>(of call: Completion<T>, after timeout: Duration?) -> Task<Void, Never>? {
+    private static func expiry(of call: Completion, after timeout: Duration?) -> Task<Void, Never>? {
         guard let timeout else { return nil }
         let nanoseconds = timeout.clampedNanoseconds
         guard nanoseconds <= UInt64.max / 2 else { return nil }
@@ -158,6 +188,34 @@ extension EventLoop {
             if nanoseconds > 0 { try? await Task.sleep(nanoseconds: nanoseconds) }
             if !Task.isCancelled { call.expire() }
         }
+    }
+}
+
+/// A suspended `perform`'s work and, once the loop has run it, its value.
+/// `@unchecked Sendable`: `value` is written on the loop's thread before
+/// the task is resumed and read by the task after; the resume orders them.
+final class PendingResult<T: Sendable>: @unchecked Sendable {
+    private let work: @Sendable () throws -> T
+    private var value: T?
+    /// Set with release once `value` is: the continuation's resume orders
+    /// the two threads already, but inside the concurrency runtime, where
+    /// the thread sanitizer cannot see it (an object the work made, read by
+    /// the task, was reported as a race). This hand-off it can see, for a
+    /// plain store and load on x86.
+    private let stored = Atomic(false)
+
+    init(_ work: @escaping @Sendable () throws -> T) { self.work = work }
+
+    /// Loop thread: runs the work and keeps its value.
+    func run() throws {
+        value = try work()
+        stored.store(true, ordering: .releasing)
+    }
+
+    /// The task, resumed without an error: the value `run` kept.
+    func take() -> T {
+        _ = stored.load(ordering: .acquiring)
+        return value.unsafelyUnwrapped
     }
 }
 
@@ -182,7 +240,7 @@ extension EventLoop {
 // (`withdraw`, `cancel` or `expire`, on timeout or cancellation) or the
 // shutdown (`abandon`, `refuseRoom`). Invariants:
 // - Only the winner of a move out of `pending` touches `work` and
-//   `outcome`, and it writes them before it resumes the waiter; the waiter
+//   `failure`, and it writes them before it resumes the waiter; the waiter
 //   reads them only after it was resumed. The resume (semaphore post or
 //   continuation) orders those accesses.
 // - A record is resumed exactly once, unless its waiter withdrew it, in
@@ -191,20 +249,22 @@ extension EventLoop {
 // - Once `running`, the work is never withdrawn: the waiter waits for it.
 /// How a waiter is woken: a blocked thread's semaphore, or a suspended
 /// task's continuation (set by `arm`).
-enum Resumer<T> {
+enum Resumer {
     case semaphore(UnsafeMutablePointer<sem_t>)
-    case continuation(CheckedContinuation<T, any Error>)
+    case continuation(CheckedContinuation<Void, any Error>)
     case unset
 }
 
-/// One wait for one result (`T`), whoever the waiter is.
+/// One wait for one piece of work to be over, whoever the waiter is. Not
+/// generic: the work hands its value to the waiter itself (into the blocked
+/// caller's frame, or a ``PendingResult``); the record only says how it ended.
 ///
-/// `@unchecked Sendable`: `phase` is atomic; `work`, `outcome` and `resumer`
+/// `@unchecked Sendable`: `phase` is atomic; `work`, `failure` and `resumer`
 /// are handed from one thread to another by the phase moves and the resume,
 /// as the invariants above say. The work closure need not be `Sendable` for
 /// a blocked caller: the caller is blocked while the loop uses it (as with
 /// `DispatchQueue.sync`).
-final class Completion<T>: @unchecked Sendable {
+final class Completion: @unchecked Sendable {
     enum Phase: UInt8, AtomicRepresentable {
         /// Made for a task that has not suspended yet (no continuation).
         case unarmed
@@ -212,7 +272,7 @@ final class Completion<T>: @unchecked Sendable {
         case pending
         /// The loop is running the work; the waiter waits for it.
         case running
-        /// Over: `outcome` holds the result.
+        /// Over: `failure` holds the error, if it ended with one.
         case finished
         /// The waiter gave up before the work started (timeout, cancellation): it never runs.
         case withdrawn
@@ -220,24 +280,25 @@ final class Completion<T>: @unchecked Sendable {
         /// never runs, and the task gets `.timedOut` (a phase of its own, so
         /// that `arm` knows which error to resume with).
         case expired
-        /// The loop will never run it (stopped): `outcome` holds the error.
+        /// The loop will never run it (stopped): `failure` holds the error.
         case abandoned
     }
 
     private let phase: Atomic<Phase>
-    private var work: (() throws -> T)?
-    private var outcome: Result<T, any Error>?
-    private var resumer: Resumer<T>
+    private var work: (() throws -> Void)?
+    /// What the work threw, or why it never ran; nil when it returned.
+    private var failure: (any Error)?
+    private var resumer: Resumer
 
     /// A record a blocked thread waits on with its semaphore.
-    init(blocking work: (() throws -> T)?) {
+    init(blocking work: (() throws -> Void)?) {
         phase = Atomic(.pending)
         self.work = work
         resumer = .semaphore(ThreadSemaphore.current)
     }
 
     /// A record a task will wait on, once `arm` has given it a continuation.
-    init(suspending work: @escaping () throws -> T) {
+    init(suspending work: @escaping () throws -> Void) {
         phase = Atomic(.unarmed)
         self.work = work
         resumer = .unset
@@ -249,7 +310,7 @@ final class Completion<T>: @unchecked Sendable {
     func run() {
         guard phase.compareExchange(expected: .pending, desired: .running, ordering: .acquiringAndReleasing).exchanged
         else { return }  // withdrawn: it never runs
-        outcome = runWork()
+        failure = runWork()
         phase.store(.finished, ordering: .releasing)
         if FaultInjection.dropsReleases { return }
         resume()
@@ -260,7 +321,8 @@ final class Completion<T>: @unchecked Sendable {
         guard phase.compareExchange(expected: .pending, desired: .abandoned, ordering: .acquiringAndReleasing).exchanged
         else { return }
         work = nil
-        outcome = .failure(error)
+        failure = error
+        phase.store(.abandoned, ordering: .releasing)  // publishes `failure` (see `wait`)
         if FaultInjection.dropsReleases { return }
         resume()
     }
@@ -268,11 +330,17 @@ final class Completion<T>: @unchecked Sendable {
     /// Runs the work and lets go of it before returning: the caller's
     /// closure must not be referenced once the caller wakes (a blocking post
     /// hands it over with `withoutActuallyEscaping`, which checks that).
+    /// Returns what it threw.
     @inline(never)
-    private func runWork() -> Result<T, any Error> {
+    private func runWork() -> (any Error)? {
         let work = self.work.unsafelyUnwrapped
         self.work = nil
-        return Result(catching: work)
+        do {
+            try work()
+            return nil
+        } catch {
+            return error
+        }
     }
 
     private func resume() {
@@ -280,7 +348,7 @@ final class Completion<T>: @unchecked Sendable {
         case .semaphore(let semaphore): ThreadSemaphore.post(semaphore)
         case .continuation(let continuation):
             resumer = .unset
-            continuation.resume(with: outcome.unsafelyUnwrapped)
+            if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
         case .unset: preconditionFailure("MainLoop: a wait was resumed before it was armed")
         }
     }
@@ -302,20 +370,26 @@ final class Completion<T>: @unchecked Sendable {
     /// before the work started (then withdraws it with `withdrawal`, by
     /// default `withdraw()`, and throws `.timedOut`). Once started, it waits
     /// for the result whatever the deadline.
-    func wait(until deadline: UInt64?, withdrawal: (() -> Bool)? = nil) throws -> T {
+    func wait(until deadline: UInt64?, withdrawal: (() -> Bool)? = nil) throws {
         guard case .semaphore(let semaphore) = resumer else { preconditionFailure("MainLoop: not a blocking wait") }
         if !ThreadSemaphore.wait(semaphore, until: deadline) {
             if withdrawal?() ?? withdraw() { throw EventLoopError.timedOut }
             // Started or over: its one post is coming; take it.
             _ = ThreadSemaphore.wait(semaphore, until: nil)
         }
-        return try outcome.unsafelyUnwrapped.get()
+        // The post orders the completer's writes before this read, but the
+        // thread sanitizer does not see a wait with a deadline
+        // (`sem_clockwait` has no interceptor), so the order is made plain:
+        // every completer stores its final phase with release after it set
+        // `failure`, and this load acquires it (a plain load on x86).
+        _ = phase.load(ordering: .acquiring)
+        if let failure { throw failure }
     }
 
     /// Task: hands over the continuation. Returns false (having resumed it
     /// with `CancellationError` or `.timedOut`) when the task was cancelled,
     /// or its timeout passed, first.
-    func arm(_ continuation: CheckedContinuation<T, any Error>) -> Bool {
+    func arm(_ continuation: CheckedContinuation<Void, any Error>) -> Bool {
         resumer = .continuation(continuation)
         let (exchanged, found) = phase.compareExchange(
             expected: .unarmed, desired: .pending, ordering: .acquiringAndReleasing)
@@ -353,7 +427,7 @@ final class Completion<T>: @unchecked Sendable {
     }
 }
 
-extension Completion where T == Void {
+extension Completion {
     /// A room wait: the blocked producer's record (no work of its own).
     convenience init() {
         self.init(blocking: nil)
@@ -377,7 +451,6 @@ extension Completion where T == Void {
     func grantRoom() -> Bool {
         guard phase.compareExchange(expected: .pending, desired: .finished, ordering: .acquiringAndReleasing).exchanged
         else { return false }
-        outcome = .success(())
         return true
     }
 
@@ -387,7 +460,8 @@ extension Completion where T == Void {
     func refuseRoom(_ error: EventLoopError) -> Bool {
         guard phase.compareExchange(expected: .pending, desired: .abandoned, ordering: .acquiringAndReleasing).exchanged
         else { return false }
-        outcome = .failure(error)
+        failure = error
+        phase.store(.abandoned, ordering: .releasing)  // publishes `failure` (see `wait`)
         return true
     }
 
