@@ -464,15 +464,16 @@ let wakeOnly: Route? = {
 }()
 let roundtripOnly: Route? = {
     guard CommandLine.arguments.dropFirst(2).first == "roundtrip" else { return nil }
-    return namedRoute()
+    return namedRoute(including: [asyncSemRoute])
 }()
 
-/// The route named after the mode (default: the closure route); an unknown
-/// name ends the run.
-func namedRoute() -> Route {
+/// The route named after the mode (default: the closure route), among the
+/// three ways in and `extra` (a route that differs only in the mode's
+/// figure); an unknown name ends the run.
+func namedRoute(including extra: [Route] = []) -> Route {
     let named = CommandLine.arguments.dropFirst(3).first.flatMap { $0.hasPrefix("--") ? nil : $0 }
     let peer = named ?? closureRoute.peer
-    let routes = [closureRoute, asyncSemRoute, loopBoundRoute, invocationRoute]
+    let routes = [closureRoute, loopBoundRoute, invocationRoute] + extra
     guard let route = routes.first(where: { $0.peer == peer }) else {
         emit("FAIL unknown peer \(peer): \(routes.map(\.peer).joined(separator: ", "))")
         exit(2)

@@ -151,6 +151,37 @@ private struct WorkFailed: Error, Equatable { let code: Int }
         }
         try loop.postAndWait {}
         #expect(ended.current == 4, "the object made before the throw was released, and nothing else was made")
+        // Inline on the loop's own thread, and a wait that times out before
+        // its work starts (nothing is made, nothing is read).
+        let inline = try loop.postAndWait { try loop.postAndWait { Tracked(ended, "inline") }.name }
+        #expect(inline == "inline" && ended.current == 5)
+        let gate = try Gate.occupy(loop)
+        #expect(throws: EventLoopError.timedOut) {
+            try loop.postAndWait(timeout: .milliseconds(20)) { Tracked(ended, "never") }
+        }
+        gate.open()
+        try loop.postAndWait {}
+        #expect(ended.current == 5, "the withdrawn work never ran")
+    }
+
+    /// A stopped loop abandons what was queued: the blocked caller gets
+    /// `.shutDown` and no result is read from its frame.
+    @Test func aWaitAbandonedByStopThrowsAndLeavesNoResult() throws {
+        final class Marker: Sendable {}
+        let loop = try EventLoop(name: "abandoned")  // never run: the wait is abandoned by stop
+        let outcome = Locked<String?>(nil)
+        let caller = TestThread {
+            do {
+                _ = try loop.postAndWait { Marker() }
+                outcome.withValue { $0 = "returned" }
+            } catch {
+                outcome.withValue { $0 = "\(error)" }
+            }
+        }
+        #expect(eventually(within: .seconds(10)) { loop.stats.posted == 1 }, "the caller's post was queued")
+        loop.stop()
+        caller.join(within: .seconds(10), "the caller blocked on a stopped loop")
+        #expect(outcome.current == "\(EventLoopError.shutDown)")
     }
 
     @Test func blockingPostCanWaitForANonCapturedClosureWithoutEscaping() throws {

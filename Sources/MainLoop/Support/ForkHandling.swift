@@ -27,8 +27,10 @@
 // type that another thread was setting up (its metadata) at the moment of
 // the fork stays half made, and the child hangs when it first uses that
 // type. So a refusal touches nothing generic (`postAndWait` checks
-// `leftBehindByFork` before it makes its completion record), and the
-// child's own loops use the types the parent's loops already set up.
+// `leftBehindByFork` before it makes its completion record, which is not
+// generic either; `perform` makes its generic result box before the check,
+// as it made its generic record before), and the child's own loops use the
+// types the parent's loops already set up.
 import CLibevent
 
 enum ForkHandling {
