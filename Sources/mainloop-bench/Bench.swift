@@ -273,10 +273,7 @@ func figures() {
 /// `LoopBound` post that captures nothing (the README's and the docs'
 /// claim), 1 for a capturing closure (its context), 1 for an invocation
 /// (its record, which holds the arguments: the variadic list stays on the
-/// caller's stack). An invocation that ran gives its record back to a pool
-/// for the next call to refill, so posted and run the figure is near 0
-/// while the loop keeps up; the limit stays 1 for a loop that lags by more
-/// than the pool holds.
+/// caller's stack).
 func allocationFigures(check: Bool = false) {
     let idle = try! EventLoop(name: "allocations")
     let n = 100_000
@@ -305,9 +302,8 @@ func allocationFigures(check: Bool = false) {
         for _ in 0..<n { try! ticker.performSelector("tick:by:", on: idle, waitUntilDone: false, withObjects: 1, 2) }
     }
     // Posted to the running main loop and run (`idle` never runs), every
-    // thread counted: the record when the pool had none, and nothing else
-    // (the method reference's application to the target is on the stack;
-    // MethodTable.adding).
+    // thread counted: the record, and nothing else (the method reference's
+    // application to the target is on the stack; MethodTable.adding).
     measure("mainloop_invocation", "allocations_per_run", limit: 1) {
         for _ in 0..<n { try! ticker.performSelector("tick:by:", on: loop, waitUntilDone: false, withObjects: 1, 2) }
         try! loop.postAndWait {}

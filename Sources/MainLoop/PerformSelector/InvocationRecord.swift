@@ -3,32 +3,27 @@
 // value's owner) and, in its tail, the arguments, copied out of the
 // caller's argument list; that list is then never kept, so the compiler may
 // leave a variadic list on the caller's stack. An `Invocation` holding an
-// arguments array was two allocations per post. A record of up to two
-// arguments that ran goes back to a pool (InvocationRecordPool.swift), and
-// the next call refills it: no allocation at all while the pool has one.
+// arguments array was two allocations per post.
 import Invocations
 
 /// The fixed part of an ``InvocationRecord``; the arguments follow it.
-// Four words and two flags, so that a record of two arguments is 112 bytes:
-// glibc keeps blocks up to 128 in its fast bins, and a record the pool
-// cannot keep is freed on the loop's thread, not the one that allocated it. A 136-byte record went through the
+// Four words, so that a record of two arguments is 112 bytes: glibc keeps
+// blocks up to 128 in its fast bins, and a record is freed on the loop's
+// thread, not the one that allocated it. A 136-byte record went through the
 // consolidating bins of the poster's arena, which trimmed and regrew its heap:
 // 40,000 page faults in 2 M posts and half the throughput.
 struct InvocationRecordHeader {
-    var method: ResolvedMethod
-    /// The target, or the `LoopBound` value's owner: what the record keeps
-    /// alive. Nil once the record ran and went back to the pool.
-    var holder: (any AnyObject & Sendable)?
+    let method: ResolvedMethod
+    /// The target, or the `LoopBound` value's owner: what the record keeps alive.
+    let holder: any AnyObject & Sendable
     /// A `LoopBound` value's address in its storage, read on its owning
     /// loop's thread only, so the value never crosses threads; nil when
     /// `holder` is the target itself.
-    var boundValue: UnsafeMutableRawPointer?
+    let boundValue: UnsafeMutableRawPointer?
     /// The arguments the record holds: set to 0 when they are moved into the call.
     var count: Int32
-    /// Whether the call was made: a record is performed once per filling.
+    /// Whether the call was made: a record is performed once.
     var performed = false
-    /// Whether the record has the pool's capacity, so goes back to it once run.
-    let pooled: Bool
 }
 
 /// A checked call posted to a loop: its own mailbox record, with the
@@ -40,10 +35,8 @@ struct InvocationRecordHeader {
 /// method, the target or owner, the arguments) and the address of a
 /// `LoopBound` value, which only its loop's thread reads; after that only
 /// the loop's thread writes it (`count` and `performed`, when the call is
-/// made; `holder`, when it goes back to the pool), and whoever frees or
-/// refills the record does so after that: a free ordered by the reference
-/// count's release and acquire, a refill by the pool's ring and its check
-/// that the refiller holds the one reference.
+/// made), and whoever frees the record does so after that, ordered by the
+/// reference count's release and acquire.
 final class InvocationRecord: LoopInvocation, @unchecked Sendable {
     private typealias Tail = ManagedBufferPointer<InvocationRecordHeader, (any Sendable)?>
 
@@ -56,11 +49,10 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
     /// allocated for a call that is refused.
     /// - Throws: ``InvocationError``.
     static func make<Target: Invocable & Sendable>(
-        on target: Target, selector: Selector, arguments: UnsafeBufferPointer<(any Sendable)?>,
-        pool: InvocationRecordPool = .shared
+        on target: Target, selector: Selector, arguments: UnsafeBufferPointer<(any Sendable)?>
     ) throws(InvocationError) -> InvocationRecord {
         let method = try ResolvedMethod(on: Target.self, selector: selector, arguments: arguments)
-        return make(method, holder: target, boundValue: nil, arguments: arguments, pool: pool)
+        return make(method, holder: target, boundValue: nil, arguments: arguments)
     }
 
     /// As ``make(on:selector:arguments:)``, for a call on a `LoopBound`
@@ -69,37 +61,19 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
         onValueOf owner: LoopBoundOwner<Value>, selector: Selector, arguments: UnsafeBufferPointer<(any Sendable)?>
     ) throws(InvocationError) -> InvocationRecord {
         let method = try ResolvedMethod(on: Value.self, selector: selector, arguments: arguments)
-        return make(
-            method, holder: owner, boundValue: owner.storage.address, arguments: arguments, pool: .shared)
+        return make(method, holder: owner, boundValue: owner.storage.address, arguments: arguments)
     }
 
     private static func make(
         _ method: ResolvedMethod, holder: any AnyObject & Sendable, boundValue: UnsafeMutableRawPointer?,
-        arguments: UnsafeBufferPointer<(any Sendable)?>, pool: InvocationRecordPool
+        arguments: UnsafeBufferPointer<(any Sendable)?>
     ) -> InvocationRecord {
-        let pooled = arguments.count <= InvocationRecordPool.argumentCapacity
-        let record: InvocationRecord
-        if pooled, let reused = pool.take() {
-            // Ran, so it holds no target and no arguments (`recycle`).
-            let header = reused.header
-            header.pointee.method = method
-            header.pointee.holder = holder
-            header.pointee.boundValue = boundValue
-            header.pointee.count = Int32(arguments.count)
-            header.pointee.performed = false
-            record = reused
-        } else {
-            // A signature has fewer than 2^31 parameters.
-            record = unsafeDowncast(
-                Tail(
-                    bufferClass: InvocationRecord.self,
-                    minimumCapacity: pooled ? InvocationRecordPool.argumentCapacity : arguments.count
-                ) { _, _ in
-                    InvocationRecordHeader(
-                        method: method, holder: holder, boundValue: boundValue, count: Int32(arguments.count),
-                        pooled: pooled)
-                }.buffer, to: InvocationRecord.self)
-        }
+        // A signature has fewer than 2^31 parameters.
+        let record = unsafeDowncast(
+            Tail(bufferClass: InvocationRecord.self, minimumCapacity: arguments.count) { _, _ in
+                InvocationRecordHeader(
+                    method: method, holder: holder, boundValue: boundValue, count: Int32(arguments.count))
+            }.buffer, to: InvocationRecord.self)
         // One copy per argument, as its value's type copies it:
         // `initialize(from:count:)` went through the runtime's generic array
         // copy and the Optional's value witnesses, 230 instructions for two.
@@ -174,22 +148,10 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
     var invocation: Invocation? {
         guard header.pointee.boundValue == nil, !header.pointee.performed else { return nil }
         return Invocation(
-            target: header.pointee.holder.unsafelyUnwrapped,
-            call: MethodCall(header.pointee.method, arguments: Array(arguments)))
+            target: header.pointee.holder, call: MethodCall(header.pointee.method, arguments: Array(arguments)))
     }
 
-    func run() {
-        runAsRecord()
-        recycle(into: .shared)
-    }
-
-    /// Once the call was made: lets go of the target now, as the record's
-    /// release would have, and hands a record of the pool's capacity to `pool`.
-    func recycle(into pool: InvocationRecordPool) {
-        guard header.pointee.pooled else { return }
-        header.pointee.holder = nil
-        pool.give(self)
-    }
+    func run() { runAsRecord() }
     /// Nobody waits: there is nobody to tell.
     func abandon(_ error: EventLoopError) {}
 }
