@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The spread behind the medians: every RESULT figure with its rounds
 (min / median / max), and, for each peer, its ratio to mainloop round by
-round, so a second mode shows instead of hiding behind a median.
+round, so a second mode shows instead of hiding behind a median. Then the
+invocation's share of a closure post (`invocation-pairs`) by the machine's
+phase: its core-to-core round trip measured just before and after each
+invocation half (this VM has two levels, near 100 and near 500 ns).
 
 usage: spread.py bench/latest.txt     (the output of bench/run.sh; rounds
 are delimited by its "NOTE round=N" lines)
@@ -53,6 +56,45 @@ def main():
         shown = ", ".join(f"{x:.2f}" for x in ratios) if ratios else "-"
         print(
             f"| {metric} | {peer} | {min(values):.4g} | {statistics.median(values):.4g} | {max(values):.4g} {unit} | {shown} |"
+        )
+    invocation_phases(sys.argv[1])
+
+
+# Below this many ns a core-to-core round trip is the machine's near phase,
+# at or above it the far one (the two levels sit near 100 and 500 ns).
+PHASE_BOUNDARY_NS = 300
+
+
+def invocation_phases(path):
+    """Each invocation-pairs pair's share, by the phase around its invocation half."""
+    phases = {"near": [], "far": [], "mixed": []}
+    for line in open(path):
+        m = re.match(r"NOTE pair=\d+ closure=(\d+) invocation=(\d+) ops_per_s pingpong_ns_around=\S+?,(\d+)-(\d+)", line)
+        if not m:
+            continue
+        closure, invocation, before, after = (int(x) for x in m.groups())
+        if max(before, after) < PHASE_BOUNDARY_NS:
+            phase = "near"
+        elif min(before, after) >= PHASE_BOUNDARY_NS:
+            phase = "far"
+        else:
+            phase = "mixed"
+        phases[phase].append((invocation / closure, invocation / 1e6))
+    if not any(phases.values()):
+        return
+    print()
+    print("Invocation share of a closure post per pair, by the core-to-core round trip around its invocation half")
+    print(f"(near: both under {PHASE_BOUNDARY_NS} ns; far: both at or over; mixed: one of each).")
+    print()
+    print("| phase | pairs | share min / median / max | invocations M/s min / median / max |")
+    print("|---|---|---|---|")
+    for phase, pairs in phases.items():
+        if not pairs:
+            continue
+        shares, rates = [p[0] for p in pairs], [p[1] for p in pairs]
+        print(
+            f"| {phase} | {len(pairs)} | {min(shares):.3f} / {statistics.median(shares):.3f} / {max(shares):.3f} |"
+            f" {min(rates):.2f} / {statistics.median(rates):.2f} / {max(rates):.2f} |"
         )
 
 

@@ -409,7 +409,9 @@ func latencyPairs() {
 /// pair, where the full run's rounds measure the two seconds apart.
 let invocationPairsMode = CommandLine.arguments.dropFirst(2).first == "invocation-pairs"
 
-/// The `invocation-pairs` run: a NOTE line for each pair's two rates, then
+/// The `invocation-pairs` run: a NOTE line for each pair's two rates (with
+/// the machine's core-to-core round trip measured just before and just
+/// after each half: `bench/spread.py` sorts the pairs by it), then
 /// the per-pair shares (invocations per second over posts per second) and
 /// their median.
 func invocationPairs() {
@@ -422,14 +424,21 @@ func invocationPairs() {
     for (route, m) in halves { _ = throughput(route, 1, max(m / 10, 1)) }  // warm-up, not reported
     var shares: [Double] = []
     for pair in 0..<pairs {
-        var figures = [0.0, 0.0]
+        var figures = [0.0, 0.0], pingPongs = [[0.0, 0.0], [0.0, 0.0]]
         for index in pair % 2 == 0 ? [0, 1] : [1, 0] {
             let (route, m) = halves[index]
+            // The machine's moment, just before and just after the half.
+            pingPongs[index][0] = corePingPongNs()
             figures[index] = throughput(route, 1, m)
+            pingPongs[index][1] = corePingPongNs()
         }
         // NOTE lines, not RESULT ones: the peer table and the spread read
         // every RESULT line as a round of the full run.
-        emit("NOTE pair=\(pair) closure=\(Int(figures[0])) invocation=\(Int(figures[1])) ops_per_s")
+        // The round trips as before-after, the closure half's first.
+        let around = pingPongs.map { $0.map { String(Int($0)) }.joined(separator: "-") }.joined(separator: ",")
+        emit(
+            "NOTE pair=\(pair) closure=\(Int(figures[0])) invocation=\(Int(figures[1])) ops_per_s"
+                + " pingpong_ns_around=\(around)")
         shares.append(figures[1] / figures[0])
     }
     shares.sort()
