@@ -4,10 +4,12 @@
 round, so a second mode shows instead of hiding behind a median. Then the
 invocation's share of a closure post (`invocation-pairs`) by the machine's
 phase: its core-to-core round trip measured just before and after each
-invocation half (this VM has two levels, near 100 and near 500 ns).
+invocation half (the VM this was written on moves between two levels, near
+100 and near 500 ns, with readings between them now and then).
 
 usage: spread.py bench/latest.txt     (the output of bench/run.sh; rounds
-are delimited by its "NOTE round=N" lines)
+are delimited by its "NOTE round=N" lines; the output of `mainloop-bench M
+invocation-pairs N` alone gives the phase table only)
 """
 import re
 import statistics
@@ -38,6 +40,9 @@ def read(path):
 def main():
     rounds = read(sys.argv[1])
     keys = sorted({key for r in rounds for key in r})
+    if not keys:
+        invocation_phases(sys.argv[1])
+        return
     print(f"Spread over {len(rounds)} round(s): min / median / max, and the ratio mainloop / peer in each round")
     print("(above 1: mainloop ahead; for latencies the inverse).")
     print()
@@ -73,6 +78,8 @@ def invocation_phases(path):
         if not m:
             continue
         closure, invocation, before, after = (int(x) for x in m.groups())
+        if closure == 0:
+            continue
         if max(before, after) < PHASE_BOUNDARY_NS:
             phase = "near"
         elif min(before, after) >= PHASE_BOUNDARY_NS:
