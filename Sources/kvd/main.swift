@@ -4,6 +4,7 @@
 import Glibc
 import KVServer
 import MainLoop
+import Synchronization
 
 /// Prints a line at once, also when standard output is a pipe.
 func say(_ line: String) {
@@ -38,8 +39,13 @@ func listeningOn(port: Int) -> String {
     let tcp = addresses.map { ($0.contains(":") ? "[\($0)]" : $0) + ":\(port)" }
     return (tcp + (options.unixSocket.map { [$0] } ?? [])).joined(separator: ", ")
 }
-// SHUTDOWN stops kvd as SIGTERM does (it has saved, or was told NOSAVE).
-server.shutdownCommand = { kill(getpid(), SIGTERM) }
+// SHUTDOWN stops kvd as SIGTERM does (it has saved, or was told NOSAVE),
+// and the log says which of the two it was.
+let stoppedByCommand = Atomic<Bool>(false)
+server.shutdownCommand = {
+    stoppedByCommand.store(true, ordering: .releasing)
+    kill(getpid(), SIGTERM)
+}
 do {
     try server.start()
 } catch {
@@ -79,7 +85,8 @@ for signalNumber in [SIGTERM, SIGINT] {
             sayAtOnce("kvd: signal \(signalNumber) again: exiting now, replies still due are lost\n")
             _exit(1)
         }
-        say("kvd: stopping (signal \(signalNumber))")
+        let cause = stoppedByCommand.load(ordering: .acquiring) ? "SHUTDOWN" : "signal \(signalNumber)"
+        say("kvd: stopping (\(cause))")
         notifySystemd(.stopping)
         // Answer what was read, save the snapshot, then stop: the core
         // stops once every worker has closed its clients, or when the

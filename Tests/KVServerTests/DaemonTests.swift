@@ -142,6 +142,17 @@ func launchKVD(_ arguments: [String], environment: [String: String] = [:]) throw
         #expect(process.terminationStatus == 0)
     }
 
+    @Test func shutdownSaysInTheLogThatTheCommandStoppedIt() throws {
+        let (process, output, port) = try launchKVD(["--port", "0", "--io-threads", "0"])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let client = try TestClient(port: port)
+        _ = client.send(bytes("SHUTDOWN NOSAVE\r\n"))
+        #expect(waitForExit(process), "kvd did not exit within 10 s of SHUTDOWN")
+        let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("kvd: stopping (SHUTDOWN)"), "\(log)")
+        #expect(!log.contains("signal"), "\(log)")
+    }
+
     @Test(arguments: ["0", "2"]) func sigtermAnswersEveryRequestTheClientWroteBeforeIt(ioThreads: String) throws {
         // A budget (the default is 1 s) that a sanitized build on a loaded
         // machine does not run out of: what is checked is that every request

@@ -181,10 +181,13 @@ final class Ledger: Invocable, @unchecked Sendable {
         }
     }
 
-    @Test func afterDelayOffAnyLoopThrowsNoCurrentLoop() {
+    @Test func afterDelayOffAnyLoopThrowsNoCurrentLoopSayingWhatToDoInstead() {
         #expect(throws: EventLoopError.noCurrentLoop) {
             try Ledger().performSelector("record:", afterDelay: .zero, withObjects: 1)
         }
+        let message = "\(EventLoopError.noCurrentLoop)"
+        #expect(message.contains("performSelector(_:afterDelay:withObjects:)"), "\(message)")
+        #expect(message.contains("EventLoop.main.post"), "\(message)")
     }
 
     @Test func cancelPreviousPerformRequestsForOneSelectorWithdrawsOnlyThatSelector() throws {

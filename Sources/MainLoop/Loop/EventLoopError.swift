@@ -50,7 +50,9 @@ public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible 
             return
                 "EventLoop.main has not started: the main thread waited for it before calling run(), and only the main thread can run it; call EventLoop.main.run() first, or post without waiting"
         case .alreadyRunning: return "the event loop is already running"
-        case .noCurrentLoop: return "the calling thread is not running an event loop"
+        case .noCurrentLoop:
+            return
+                "the calling thread is not running an event loop: performSelector(_:afterDelay:withObjects:) schedules on EventLoop.current, so call it from a job on a loop (before EventLoop.main.run(), post it: try EventLoop.main.post { ... })"
         case .full: return "the event loop's mailbox is full; the work was not accepted"
         case .invalidArgument(let what): return "invalid argument: \(what)"
         case .forked:
