@@ -6,15 +6,17 @@ import TestKit
 import Testing
 
 /// Starts `kvd` (built next to the test bundle) with its output on a pipe.
-func startKVD(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe) {
+/// The snapshot goes to `dbfilename` in the temporary directory, and only
+/// with save points (`save`; none by default): nothing is loaded from, or
+/// saved to, the working directory.
+func startKVD(
+    _ arguments: [String], environment: [String: String] = [:], save: String = "",
+    dbfilename: String = "kvd-test-\(UUID().uuidString).rdb"
+) throws -> (Process, Pipe) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         .deletingLastPathComponent().appendingPathComponent("kvd")
-    // No snapshot: nothing loaded from, or saved to, the working directory.
-    process.arguments =
-        arguments + [
-            "--save", "", "--dir", NSTemporaryDirectory(), "--dbfilename", "kvd-test-\(UUID().uuidString).rdb",
-        ]
+    process.arguments = arguments + ["--save", save, "--dir", NSTemporaryDirectory(), "--dbfilename", dbfilename]
     if !environment.isEmpty {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     }
@@ -26,8 +28,11 @@ func startKVD(_ arguments: [String], environment: [String: String] = [:]) throws
 }
 
 /// Starts `kvd` and returns it with the port it serves.
-func launchKVD(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Int) {
-    let (process, output) = try startKVD(arguments, environment: environment)
+func launchKVD(
+    _ arguments: [String], environment: [String: String] = [:], save: String = "",
+    dbfilename: String = "kvd-test-\(UUID().uuidString).rdb"
+) throws -> (Process, Pipe, Int) {
+    let (process, output) = try startKVD(arguments, environment: environment, save: save, dbfilename: dbfilename)
     // The first line says where it serves: "kvd: serving on 127.0.0.1:PORT with ..."
     let text = readOutput(output, until: "\n")
     guard let range = text.range(of: "127.0.0.1:"),
@@ -140,6 +145,73 @@ func launchKVD(_ arguments: [String], environment: [String: String] = [:]) throw
         kill(process.processIdentifier, SIGTERM)
         #expect(waitForExit(process))
         #expect(process.terminationStatus == 0)
+    }
+
+    @Test func sigintStopsLikeSigtermAndSavesTheSnapshot() throws {
+        let file = "kvd-test-\(UUID().uuidString).rdb"
+        let path = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(file).path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (process, output, port) = try launchKVD(["--port", "0"], save: "3600 1", dbfilename: file)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let client = try TestClient(port: port)
+        #expect(client.roundTrip("SET a 1\r\n", replyBytes: 5) == "+OK\r\n")
+        kill(process.processIdentifier, SIGINT)
+        #expect(waitForExit(process), "kvd did not exit 0 within 10 s of SIGINT")
+        let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("kvd: stopping (signal \(SIGINT))"), "\(log)")
+        #expect(log.contains("kvd: saving the final RDB snapshot before exiting"), "\(log)")
+        let snapshot = FileManager.default.contents(atPath: path).map { [UInt8]($0) } ?? []
+        #expect(snapshot.starts(with: Array("REDIS".utf8)), "no snapshot at \(path)")
+        #expect(snapshot.count > 9 && snapshot.contains(Array("a".utf8)[0]), "the snapshot lacks the key")
+    }
+
+    /// Starts kvd with a script that never ends holding its core, so that a
+    /// stop cannot finish by itself.
+    private func launchHeldByAScript(shutdownTimeout: String) throws -> (Process, Pipe, TestClient) {
+        let (process, output, port) = try launchKVD([
+            "--port", "0", "--io-threads", "0", "--shutdown-timeout", shutdownTimeout,
+        ])
+        let client = try TestClient(port: port)
+        // Read before the signal (the stop answers what it read), and never
+        // answered: the core runs it until the process ends.
+        _ = client.send(bytes("EVAL \"while true do end\" 0\r\n"))
+        #expect(client.waitUntilSendQueueIsEmpty(), "kvd never took the script off the socket")
+        return (process, output, client)
+    }
+
+    /// Waits up to `seconds` for `process` to end, whatever its status.
+    private func ends(_ process: Process, within seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(1_000) }
+        guard !process.isRunning else { return false }
+        process.waitUntilExit()
+        return true
+    }
+
+    @Test func aStopHeldPastItsBudgetExitsZeroAndSaysSo() throws {
+        let (process, output, _) = try launchHeldByAScript(shutdownTimeout: "1")
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        kill(process.processIdentifier, SIGTERM)
+        // The budget is 1 s: 10 s is slack for a loaded machine, and far
+        // short of never.
+        #expect(ends(process, within: 10), "kvd held by a script did not exit within 10 s of a 1 s budget")
+        let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(log)")
+        #expect(log.contains("kvd: the stop took longer than 1.0 s"), "\(log)")
+    }
+
+    @Test func aSecondSignalDuringTheStopExitsAtOnceWithStatusOne() throws {
+        // A budget the test never reaches: only the second signal ends it.
+        let (process, output, _) = try launchHeldByAScript(shutdownTimeout: "60")
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        kill(process.processIdentifier, SIGTERM)
+        #expect(readOutput(output, until: "kvd: stopping").contains("kvd: stopping (signal \(SIGTERM))"))
+        #expect(process.isRunning, "the first signal alone ended kvd, held by a script")
+        kill(process.processIdentifier, SIGINT)
+        #expect(ends(process, within: 10), "kvd did not exit within 10 s of the second signal")
+        let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .exit && process.terminationStatus == 1, "\(log)")
+        #expect(log.contains("kvd: signal \(SIGINT) again: exiting now"), "\(log)")
     }
 
     @Test func shutdownSaysInTheLogThatTheCommandStoppedIt() throws {

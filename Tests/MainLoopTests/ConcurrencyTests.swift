@@ -113,27 +113,36 @@ struct Boom: Error, Equatable {}
         await #expect(throws: EventLoopError.shutDown) { try await loop.perform { 1 } }
     }
 
-    @Test func postsInvocationsAndExecutorJobsFromOneThreadKeepTheirOrder() async throws {
+    @Test func postsLoopBoundBodiesInvocationsAndExecutorJobsFromOneThreadKeepTheirOrder() async throws {
         final class Recorder: Invocable, Sendable {
             static let methods = MethodTable<Recorder>().method("note:", Recorder.note)
             let order = Locked<[Int]>([])
             func note(_ value: Int) { order.withValue { $0.append(value) } }
         }
         let loop = LoopActor.loop
+        final class Core {
+            var bodies = 0
+        }
         let recorder = Recorder()
+        let bound = LoopBound(Core(), on: loop)
         let rounds = 250
         let poster = TestThread {
             for round in 0..<rounds {
-                let base = round * 4
+                let base = round * 5
                 try! loop.post { recorder.note(base) }
                 Task { @LoopActor in recorder.note(base + 1) }
                 try! recorder.performSelector("note:", on: loop, waitUntilDone: false, withObjects: base + 2)
-                try! loop.post { recorder.note(base + 3) }
+                try! bound.post { core in
+                    core.bodies += 1
+                    recorder.note(base + 3)
+                }
+                try! loop.post { recorder.note(base + 4) }
             }
         }
         poster.join("the poster thread")
-        #expect(await eventuallyAsync { recorder.order.current.count == rounds * 4 })
-        #expect(recorder.order.current == Array(0..<(rounds * 4)))
+        #expect(await eventuallyAsync { recorder.order.current.count == rounds * 5 })
+        #expect(recorder.order.current == Array(0..<(rounds * 5)))
+        #expect(try bound.postAndWait { $0.bodies } == rounds)
     }
 
     @Test func mainActorAndDispatchMainRunOnTheMainLoop() throws {
