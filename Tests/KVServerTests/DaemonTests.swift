@@ -166,51 +166,47 @@ func launchKVD(
     }
 
     /// Starts kvd with a script that never ends holding its core, so that a
-    /// stop cannot finish by itself.
-    private func launchHeldByAScript(shutdownTimeout: String) throws -> (Process, Pipe, TestClient) {
+    /// stop cannot finish by itself; sends SIGTERM, then `second` once the
+    /// stop has begun, and returns how kvd ended (nil: not within 10 s) and
+    /// what it wrote.
+    private func stopHeldByAScript(
+        shutdownTimeout: String, second: Int32?
+    ) throws -> (status: Int32?, log: String) {
         let (process, output, port) = try launchKVD([
             "--port", "0", "--io-threads", "0", "--shutdown-timeout", shutdownTimeout,
         ])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let client = try TestClient(port: port)
         // Read before the signal (the stop answers what it read), and never
         // answered: the core runs it until the process ends.
         _ = client.send(bytes("EVAL \"while true do end\" 0\r\n"))
         #expect(client.waitUntilSendQueueIsEmpty(), "kvd never took the script off the socket")
-        return (process, output, client)
-    }
-
-    /// Waits up to `seconds` for `process` to end, whatever its status.
-    private func ends(_ process: Process, within seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
+        kill(process.processIdentifier, SIGTERM)
+        var log = readOutput(output, until: "kvd: stopping")
+        if let second {
+            #expect(process.isRunning, "the first signal alone ended kvd, held by a script")
+            kill(process.processIdentifier, second)
+        }
+        // 10 s is slack for a loaded machine, and far short of never.
+        let deadline = Date().addingTimeInterval(10)
         while process.isRunning && Date() < deadline { usleep(1_000) }
-        guard !process.isRunning else { return false }
+        guard !process.isRunning else { return (nil, log) }
         process.waitUntilExit()
-        return true
+        log += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationReason == .exit ? process.terminationStatus : nil, log)
     }
 
     @Test func aStopHeldPastItsBudgetExitsZeroAndSaysSo() throws {
-        let (process, output, _) = try launchHeldByAScript(shutdownTimeout: "1")
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        kill(process.processIdentifier, SIGTERM)
-        // The budget is 1 s: 10 s is slack for a loaded machine, and far
-        // short of never.
-        #expect(ends(process, within: 10), "kvd held by a script did not exit within 10 s of a 1 s budget")
-        let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(log)")
+        let (status, log) = try stopHeldByAScript(shutdownTimeout: "1", second: nil)
+        #expect(status == 0, "\(log)")
+        #expect(log.contains("kvd: stopping (signal \(SIGTERM))"), "\(log)")
         #expect(log.contains("kvd: the stop took longer than 1.0 s"), "\(log)")
     }
 
     @Test func aSecondSignalDuringTheStopExitsAtOnceWithStatusOne() throws {
         // A budget the test never reaches: only the second signal ends it.
-        let (process, output, _) = try launchHeldByAScript(shutdownTimeout: "60")
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        kill(process.processIdentifier, SIGTERM)
-        #expect(readOutput(output, until: "kvd: stopping").contains("kvd: stopping (signal \(SIGTERM))"))
-        #expect(process.isRunning, "the first signal alone ended kvd, held by a script")
-        kill(process.processIdentifier, SIGINT)
-        #expect(ends(process, within: 10), "kvd did not exit within 10 s of the second signal")
-        let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationReason == .exit && process.terminationStatus == 1, "\(log)")
+        let (status, log) = try stopHeldByAScript(shutdownTimeout: "60", second: SIGINT)
+        #expect(status == 1, "\(log)")
         #expect(log.contains("kvd: signal \(SIGINT) again: exiting now"), "\(log)")
     }
 
