@@ -48,6 +48,15 @@ private func childChecks(
     if !refused({ try bounded.tryPost {} }) { return 14 }
     if !refused({ _ = try busy.schedule(after: .milliseconds(1)) {} }) { return 15 }
     if !refused({ try busy.run() }) { return 16 }
+    if !refused({ try bounded.post(timeout: .seconds(1)) {} }) { return 30 }
+    if !refused({ try busy.postUrgent {} }) { return 31 }
+    if !refused({ _ = try busy.schedule(every: .milliseconds(1)) {} }) { return 32 }
+    var fds: [Int32] = [0, 0]
+    guard pipe(&fds) == 0 else { return 33 }
+    if !refused({ _ = try busy.watch(fd: fds[0], for: .read) { _ in } }) { return 34 }
+    if !refused({ _ = try busy.onSignal(SIGUSR2) {} }) { return 35 }
+    close(fds[0])
+    close(fds[1])
     if (try? busy.join(timeout: .seconds(2))) == nil { return 17 }
     watcher.cancel()
     timer.cancel()

@@ -57,6 +57,40 @@ private func waitUntilBusy(_ server: Server) -> Bool {
         }
     }
 
+    @Test(arguments: [0, 2]) func aBusyFunctionIsAnsweredLikeABusyScriptAndStoppedByFunctionKill(ioThreads: Int) throws
+    {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let caller = try TestClient(port: server.port)
+            let other = try TestClient(port: server.port)
+            #expect(call(other, "CONFIG", "SET", "busy-reply-threshold", "50") == "+OK\r\n")
+            let library = "#!lua name=spinner\nredis.register_function('spin', function() while true do end end)"
+            #expect(call(other, "FUNCTION", "LOAD", library) == "$7\r\n")
+            #expect(other.readLine() == "spinner\r\n")
+            send(caller, "FCALL", "spin", "0")
+            #expect(waitUntilBusy(server))
+            let functionBusy =
+                "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n"
+            #expect(call(other, "GET", "x") == functionBusy)
+            // FUNCTION STATS is answered during it, naming the function and its FCALL.
+            send(other, "FUNCTION", "STATS")
+            var stats = (0..<32).map { _ in other.readLine() }
+            if stats[19].hasPrefix(":") { stats[19] = ":(duration)\r\n" }
+            let expected = [
+                "*4", "$14", "running_script", "*6", "$4", "name", "$4", "spin", "$7", "command", "*3", "$5", "FCALL",
+                "$4", "spin", "$1", "0", "$11", "duration_ms", ":(duration)", "$7", "engines", "*2", "$3", "LUA", "*4",
+                "$15", "libraries_count", ":1", "$15", "functions_count", ":1",
+            ]
+            #expect(stats == expected.map { $0 + "\r\n" }, "\(stats)")
+            #expect(call(other, "PING") == functionBusy, "FUNCTION STATS left part of its reply unread")
+            // Each KILL refuses the other's kind of script.
+            #expect(call(other, "SCRIPT", "KILL") == functionBusy)
+            #expect(call(other, "FUNCTION", "KILL") == "+OK\r\n")
+            #expect(caller.readLine().hasPrefix("-ERR Script killed by user with SCRIPT KILL..."))
+            #expect(call(caller, "PING") == "+PONG\r\n")
+            #expect(call(other, "FUNCTION", "KILL") == "-NOTBUSY No scripts in execution right now.\r\n")
+        }
+    }
+
     @Test(arguments: [0, 2]) func aScriptThatWroteIsUnkillableAndFinishesItsWork(ioThreads: Int) throws {
         try withServer({ $0.ioThreads = ioThreads }) { server in
             let caller = try TestClient(port: server.port)

@@ -181,6 +181,10 @@ import Testing
             #expect(client.readLine().hasPrefix(":"))
             client.send("AUTH secret\r\n")  // shown, without the password
             #expect(client.readLine().hasPrefix("-ERR AUTH"))
+            client.send("NOSUCH a\r\n")  // refused before it ran: not shown
+            #expect(client.readLine().hasPrefix("-ERR unknown command 'NOSUCH'"))
+            client.send("GET\r\n")  // likewise
+            #expect(client.readLine() == "-ERR wrong number of arguments for 'get' command\r\n")
             #expect(client.roundTrip("SELECT 3\r\n", replyBytes: 5) == "+OK\r\n")
             let port = localPort(of: client.fd)
             let lines = (0..<3).map { _ in monitor.readLine() }
@@ -195,6 +199,9 @@ import Testing
                     "[0 127.0.0.1:\(port)] \"AUTH\" \"(redacted)\"\r\n",
                     "[3 127.0.0.1:\(port)] \"SELECT\" \"3\"\r\n",
                 ])
+            // A monitoring client is refused keyspace commands, as Redis refuses a replica.
+            monitor.send("GET k\r\n")
+            #expect(monitor.readLine() == "-ERR Replica can't interact with the keyspace\r\n")
         }
     }
 

@@ -145,6 +145,24 @@ struct Boom: Error, Equatable {}
         #expect(try bound.postAndWait { $0.bodies } == rounds)
     }
 
+    @Test func executorJobsAndPerformAreAdmittedPastAFullBoundedMailbox() async throws {
+        let loop = try EventLoop.spawn(name: "full-admits", mailboxCapacity: 1)
+        defer { loop.stop() }
+        let gate = try Gate.occupy(loop)
+        try loop.post {}  // the one place
+        #expect(throws: EventLoopError.full) { try loop.tryPost {} }
+        let pinned = PinnedToLoop(loop)
+        async let onLoop = pinned.touch()
+        async let performed = loop.perform { 42 }
+        // Both are queued past the capacity: neither waits for room.
+        #expect(await eventuallyAsync { loop.stats.pending == 3 }, "\(loop.stats)")
+        gate.open()
+        #expect(await onLoop)
+        #expect(try await performed == 42)
+        #expect(loop.stats.postsThatWaited == 0, "\(loop.stats)")
+        #expect(loop.stats.executed >= 4, "\(loop.stats)")
+    }
+
     @Test func mainActorAndDispatchMainRunOnTheMainLoop() throws {
         let (exit, output) = try runHelper("concurrency")
         #expect(exit == .exited(0), "\(exit): \(output)")
