@@ -124,6 +124,77 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
         }
     }
 
+    // A client that writes and never reads: 1,000 GETs of 100 KB (100 MB of
+    // replies) and then a 16 MiB request, with no output limit to close it.
+    // kvd executes only what fills the sockets and about a mebibyte more,
+    // then nothing for that client, and stops reading its input past 4 MiB.
+    @Test(arguments: [0, 2]) func aClientThatDoesNotReadIsNeitherServedNorReadPastItsBudgets(ioThreads: Int) throws {
+        try withServer({
+            $0.ioThreads = ioThreads
+            $0.outputBufferLimit = .init(hard: 0, soft: 0, softSeconds: 0)
+        }) { server in
+            let hog = try TestClient(port: server.port)
+            let value = String(repeating: "w", count: 100_000)
+            hog.send(multibulk([bytes("SET"), bytes("big"), bytes(value)]))
+            #expect(hog.readLine() == "+OK\r\n")
+            hog.send("CLIENT ID\r\n")
+            let id = hog.readLine().dropFirst().prefix { $0.isNumber }
+            hog.send(String(repeating: "GET big\r\n", count: 1000))
+            let fd = hog.fd
+            let flood = TestThread {
+                let request = multibulk([bytes("SET"), bytes("pad"), [UInt8](repeating: 120, count: 16 << 20)])
+                var offset = 0
+                while offset < request.count {
+                    let n = request.withUnsafeBytes {
+                        send(fd, $0.baseAddress! + offset, request.count - offset, Int32(MSG_NOSIGNAL))
+                    }
+                    if n <= 0 { break }
+                    offset += n
+                }
+            }
+            defer {
+                shutdown(fd, Int32(SHUT_RDWR))  // wakes the flood's send
+                _ = flood.join("the flooding thread")
+            }
+            let observer = try TestClient(port: server.port)
+            func bulk(_ command: String) -> String {
+                observer.send(command)
+                let length = Int(observer.readLine().dropFirst().prefix { $0.isNumber }) ?? 0
+                return String(decoding: observer.read(count: length + 2), as: UTF8.self)
+            }
+            func getCalls() -> Int {
+                let stats = bulk("INFO commandstats\r\n")
+                guard let range = stats.range(of: "cmdstat_get:calls=") else { return 0 }
+                return Int(stats[range.upperBound...].prefix { $0.isNumber }) ?? 0
+            }
+            // Settled: no GET runs for half a second (bounded at 20 s).
+            var calls = getCalls()
+            let settled = eventually(within: 20) {
+                usleep(500_000)
+                let now = getCalls()
+                defer { calls = now }
+                return now == calls && calls > 0
+            }
+            #expect(settled, "GETs kept running for the client that reads nothing: \(calls)")
+            // The sockets hold some 10 MB on loopback; 300 replies are 30 MB.
+            #expect(calls < 300, "\(calls) of 1,000 GETs ran for a client that read nothing")
+            let line = bulk("CLIENT LIST\r\n").split(separator: "\n").first { $0.hasPrefix("id=\(id) ") } ?? ""
+            func field(_ name: String) -> Int? {
+                line.split(separator: " ").first { $0.hasPrefix(name + "=") }.flatMap {
+                    Int($0.dropFirst(name.count + 1))
+                }
+            }
+            let unsent = try #require(field("omem"), "\(line)")
+            let buffered = try #require(field("qbuf"), "\(line)")
+            // Nothing runs past 1 MiB unsent, and a batch stops once its
+            // replies pass 1 MiB: at most 2 MiB and one reply.
+            #expect(unsent > 0 && unsent <= (2 << 20) + 100_020, "omem=\(unsent) calls=\(calls) \(line)")
+            // Input is not read past 4 MiB (one read of slack), of the 16 MiB written.
+            #expect(buffered <= (4 << 20) + (1 << 20), "qbuf=\(buffered)")
+            #expect(observer.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+        }
+    }
+
     // SIGTERM with 256 MB of replies due to a client that does not read
     // (and no output limit): kvd exits within the shutdown budget anyway,
     // having closed that client once it took nothing for two of its round
