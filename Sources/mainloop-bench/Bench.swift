@@ -302,8 +302,10 @@ func allocationFigures(check: Bool = false) {
         for _ in 0..<n { try! ticker.performSelector("tick:by:", on: idle, waitUntilDone: false, withObjects: 1, 2) }
     }
     // Posted to the running main loop and run (`idle` never runs), every
-    // thread counted: the record, and nothing else (the method reference's
-    // application to the target is on the stack; MethodTable.adding).
+    // thread counted: at most the record, and nothing else (the method
+    // reference's application to the target is on the stack;
+    // MethodTable.adding). Mostly fewer: records that ran are refilled from
+    // the loop's pool, how often depending on how far the poster runs ahead.
     measure("mainloop_invocation", "allocations_per_run", limit: 1) {
         for _ in 0..<n { try! ticker.performSelector("tick:by:", on: loop, waitUntilDone: false, withObjects: 1, 2) }
         try! loop.postAndWait {}

@@ -62,6 +62,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// The core's mailbox, held directly so the post path loads one field;
     /// for a failed `EventLoop.main`, a mailbox that throws the setup error.
     let mailbox: Mailbox
+    /// Invocation records that ran here, for posted performSelector calls
+    /// to refill (PerformSelector/InvocationRecordPool.swift); nil with a
+    /// bounded mailbox, whose offer copies a record's job. Destroyed with
+    /// the loop.
+    let recordPool: InvocationRecordPool?
 
     /// This loop as a Swift concurrency `SerialExecutor` (see ``LoopExecutor``).
     public let executor = LoopExecutor()
@@ -144,8 +149,15 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         let core = try LoopCore(mailboxCapacity: mailboxCapacity, latencyStats: latencyStats)
         self.setup = .success(core)
         self.mailbox = core.mailbox
+        self.recordPool = core.mailbox.isBounded ? nil : InvocationRecordPool()
         executor.attach(to: self)
         ForkHandling.register(self)
+    }
+
+    /// The loop's thread is done with the pool: nobody runs a record here
+    /// any more, and every poster that could take one held the loop.
+    deinit {
+        recordPool?.destroy()
     }
 
     private init(mainLoop: ()) {
@@ -157,9 +169,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
                 mailboxCapacity: configuration.mailboxCapacity, latencyStats: configuration.latencyStats)
             self.setup = .success(core)
             self.mailbox = core.mailbox
+            self.recordPool = core.mailbox.isBounded ? nil : InvocationRecordPool()
         } catch {
             self.setup = .failure(error)
             self.mailbox = Mailbox(refusing: error)
+            self.recordPool = nil
         }
         executor.attach(to: self)
         ForkHandling.register(self)

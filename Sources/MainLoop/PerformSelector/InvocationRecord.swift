@@ -3,11 +3,13 @@
 // value's owner) and, in its tail, the arguments, copied out of the
 // caller's argument list; that list is then never kept, so the compiler may
 // leave a variadic list on the caller's stack. An `Invocation` holding an
-// arguments array was two allocations per post.
+// arguments array was two allocations per post. A record of up to two
+// arguments that ran on an unbounded mailbox's loop goes back to that
+// loop's pool (InvocationRecordPool.swift), and a later call refills it.
 import Invocations
 
 /// The fixed part of an ``InvocationRecord``; the arguments follow it.
-// Four words, so that a record of two arguments is 112 bytes: glibc keeps
+// Five words, so that a record of two arguments is 120 bytes: glibc keeps
 // blocks up to 128 in its fast bins, and a record is freed on the loop's
 // thread, not the one that allocated it. A 136-byte record went through the
 // consolidating bins of the poster's arena, which trimmed and regrew its heap:
@@ -20,10 +22,17 @@ struct InvocationRecordHeader {
     /// loop's thread only, so the value never crosses threads; nil when
     /// `holder` is the target itself.
     let boundValue: UnsafeMutableRawPointer?
+    /// The loop's pool the record goes back to once it ran (nil: freed as
+    /// usual). A handle: the loop keeps its pool, and a record runs only on
+    /// its own loop.
+    let pool: InvocationRecordPool?
     /// The arguments the record holds: set to 0 when they are moved into the call.
     var count: Int32
-    /// Whether the call was made: a record is performed once.
+    /// Whether the call was made: a record is performed once per filling.
     var performed = false
+    /// Whether `holder` was released (the record ran and went back to its
+    /// pool): every other field is trivial, so nothing is left to release.
+    var holderReleased = false
 }
 
 /// A checked call posted to a loop: its own mailbox record, with the
@@ -49,31 +58,48 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
     /// allocated for a call that is refused.
     /// - Throws: ``InvocationError``.
     static func make<Target: Invocable & Sendable>(
-        on target: Target, selector: Selector, arguments: UnsafeBufferPointer<(any Sendable)?>
+        on target: Target, selector: Selector, arguments: UnsafeBufferPointer<(any Sendable)?>,
+        pool: InvocationRecordPool?
     ) throws(InvocationError) -> InvocationRecord {
         let method = try ResolvedMethod(on: Target.self, selector: selector, arguments: arguments)
-        return make(method, holder: target, boundValue: nil, arguments: arguments)
+        return make(method, holder: target, boundValue: nil, arguments: arguments, pool: pool)
     }
 
     /// As ``make(on:selector:arguments:)``, for a call on a `LoopBound`
     /// value, which is read where the record runs.
     static func make<Value: Invocable>(
-        onValueOf owner: LoopBoundOwner<Value>, selector: Selector, arguments: UnsafeBufferPointer<(any Sendable)?>
+        onValueOf owner: LoopBoundOwner<Value>, selector: Selector, arguments: UnsafeBufferPointer<(any Sendable)?>,
+        pool: InvocationRecordPool?
     ) throws(InvocationError) -> InvocationRecord {
         let method = try ResolvedMethod(on: Value.self, selector: selector, arguments: arguments)
-        return make(method, holder: owner, boundValue: owner.storage.address, arguments: arguments)
+        return make(method, holder: owner, boundValue: owner.storage.address, arguments: arguments, pool: pool)
     }
 
+    /// A record from `pool` when it has one and the arguments fit,
+    /// refilled; else a new one (with the pool's room, so that it can go
+    /// back to it, when they fit).
     private static func make(
         _ method: ResolvedMethod, holder: any AnyObject & Sendable, boundValue: UnsafeMutableRawPointer?,
-        arguments: UnsafeBufferPointer<(any Sendable)?>
+        arguments: UnsafeBufferPointer<(any Sendable)?>, pool: InvocationRecordPool?
     ) -> InvocationRecord {
+        let pooled = arguments.count <= InvocationRecordPool.argumentCapacity ? pool : nil
         // A signature has fewer than 2^31 parameters.
-        let record = unsafeDowncast(
-            Tail(bufferClass: InvocationRecord.self, minimumCapacity: arguments.count) { _, _ in
-                InvocationRecordHeader(
-                    method: method, holder: holder, boundValue: boundValue, count: Int32(arguments.count))
-            }.buffer, to: InvocationRecord.self)
+        let header = InvocationRecordHeader(
+            method: method, holder: holder, boundValue: boundValue, pool: pooled, count: Int32(arguments.count))
+        let record: InvocationRecord
+        if let reused = pooled?.take() {
+            // Written, never read: the record ran long ago on the loop's
+            // core, and holds nothing (`run`), so its memory is initialized
+            // over, with no load that would wait for that core's lines.
+            reused.header.initialize(to: header)
+            record = reused
+        } else {
+            record = unsafeDowncast(
+                Tail(
+                    bufferClass: InvocationRecord.self,
+                    minimumCapacity: pooled == nil ? arguments.count : InvocationRecordPool.argumentCapacity
+                ) { _, _ in header }.buffer, to: InvocationRecord.self)
+        }
         // One copy per argument, as its value's type copies it:
         // `initialize(from:count:)` went through the runtime's generic array
         // copy and the Optional's value witnesses, 230 instructions for two.
@@ -89,7 +115,7 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
     deinit {
         Tail(unsafeBufferObject: self).withUnsafeMutablePointers { header, arguments in
             arguments.deinitialize(count: Int(header.pointee.count))
-            header.deinitialize(count: 1)
+            if !header.pointee.holderReleased { header.deinitialize(count: 1) }
         }
     }
 
@@ -136,11 +162,15 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
         // A Sendable target is borrowed from the record, which holds it
         // (`let`) until the call returns: a retain and a release fewer per
         // call, two atomic updates of a count the posting thread writes too.
-        let holder = UnsafeMutableRawPointer(header) + MemoryLayout<InvocationRecordHeader>.offset(of: \.holder)!
-        return try Unmanaged<AnyObject>.fromOpaque(holder.load(as: UnsafeRawPointer.self))
+        return try Unmanaged<AnyObject>.fromOpaque(holderAddress.load(as: UnsafeRawPointer.self))
             ._withUnsafeGuaranteedRef { target in
                 try header.pointee.method.invoke(on: target, consuming: arguments)
             }
+    }
+
+    /// Where the header keeps `holder`.
+    private var holderAddress: UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer(header) + MemoryLayout<InvocationRecordHeader>.offset(of: \.holder)!
     }
 
     /// Nil once the call was made (its arguments are gone with it): read it
@@ -151,7 +181,18 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
             target: header.pointee.holder, call: MethodCall(header.pointee.method, arguments: Array(arguments)))
     }
 
-    func run() { runAsRecord() }
+    /// Loop thread: makes the call; then a record with a pool lets go of
+    /// its target now (as its release would have) and goes back to the pool.
+    func run() {
+        runAsRecord()
+        let header = self.header
+        guard let pool = header.pointee.pool else { return }
+        holderAddress.assumingMemoryBound(to: (any AnyObject & Sendable).self).deinitialize(count: 1)
+        header.pointee.holderReleased = true
+        // The pool's reference; the job's goes when this returns.
+        let kept = Unmanaged.passRetained(self)
+        if !pool.give(kept) { kept.release() }
+    }
     /// Nobody waits: there is nobody to tell.
     func abandon(_ error: EventLoopError) {}
 }

@@ -57,7 +57,7 @@ extension LoopBound where Value: Invocable {
     public func performSelector<R: Sendable>(
         _ selector: Selector, withObjects arguments: (any Sendable)?..., returning: R.Type, timeout: Duration? = nil
     ) throws -> R {
-        let invocation = try checked(selector, arguments)
+        let invocation = try checked(selector, arguments, pool: nil)
         try invocation.checkReturnType(R.self)
         return typedResult(try loop.deliver(invocation, .wait(timeout: timeout)), as: R.self)
     }
@@ -67,7 +67,7 @@ extension LoopBound where Value: Invocable {
     /// - Throws: ``InvocationError``; ``EventLoopError/full`` (nothing was
     ///   queued); ``EventLoopError/shutDown``.
     public func tryPerformSelector(_ selector: Selector, withObjects arguments: (any Sendable)?...) throws {
-        _ = try loop.deliver(try checked(selector, arguments), .post(.refuse))
+        _ = try loop.deliver(try checked(selector, arguments, pool: loop.recordPool), .post(.refuse))
     }
 
     /// Performs `selector` on the value once `delay` has passed, on the
@@ -82,7 +82,8 @@ extension LoopBound where Value: Invocable {
     public func performSelector(
         _ selector: Selector, afterDelay delay: Duration, withObjects arguments: (any Sendable)?...
     ) throws -> Scheduled {
-        try loop.deliver(try checked(selector, arguments), key: ObjectIdentifier(owner.storage), after: delay)
+        try loop.deliver(
+            try checked(selector, arguments, pool: nil), key: ObjectIdentifier(owner.storage), after: delay)
     }
 
     /// Withdraws this value's delayed perform requests
@@ -92,19 +93,21 @@ extension LoopBound where Value: Invocable {
         DelayedPerformRequests.cancel(key: ObjectIdentifier(owner.storage), selector: selector)
     }
 
-    /// The checked call, as the record the loop performs (see ``InvocationRecord``).
+    /// The checked call, as the record the loop performs (see
+    /// ``InvocationRecord``); `pool` as in `Invocable.record`: the loop's for
+    /// a posted call, nil for one that is waited for or delayed.
     private func checked(
-        _ selector: Selector, _ arguments: [(any Sendable)?]
+        _ selector: Selector, _ arguments: [(any Sendable)?], pool: InvocationRecordPool?
     ) throws(InvocationError) -> InvocationRecord {
         try arguments.withUnsafeBufferPointer { arguments throws(InvocationError) in
-            try InvocationRecord.make(onValueOf: owner, selector: selector, arguments: arguments)
+            try InvocationRecord.make(onValueOf: owner, selector: selector, arguments: arguments, pool: pool)
         }
     }
 
     private func perform(
         _ selector: Selector, waitUntilDone wait: Bool, arguments: [(any Sendable)?], timeout: Duration?
     ) throws -> (any Sendable)? {
-        let invocation = try checked(selector, arguments)
+        let invocation = try checked(selector, arguments, pool: wait ? nil : loop.recordPool)
         if wait { return try loop.deliver(invocation, .wait(timeout: timeout)) }
         return try loop.deliver(invocation, .post(.wait(until: monotonicDeadline(after: timeout))))
     }

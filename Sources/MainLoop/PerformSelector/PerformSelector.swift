@@ -95,12 +95,13 @@ extension Invocable where Self: Sendable {
     public func tryPerformSelector(
         _ selector: Selector, on loop: EventLoop, withObjects arguments: (any Sendable)?...
     ) throws {
-        _ = try loop.deliver(try record(selector, arguments), .post(.refuse))
+        _ = try loop.deliver(try record(selector, arguments, pool: loop.recordPool), .post(.refuse))
     }
 
     /// As ``tryPerformSelector(_:on:withObjects:)``, on the main thread (``EventLoop/main``).
     public func tryPerformSelector(onMainThread selector: Selector, withObjects arguments: (any Sendable)?...) throws {
-        _ = try EventLoop.main.deliver(try record(selector, arguments), .post(.refuse))
+        _ = try EventLoop.main.deliver(
+            try record(selector, arguments, pool: EventLoop.main.recordPool), .post(.refuse))
     }
 
     /// Performs `selector` with `arguments` on the calling thread's loop
@@ -116,7 +117,7 @@ extension Invocable where Self: Sendable {
     public func performSelector(
         _ selector: Selector, afterDelay delay: Duration, withObjects arguments: (any Sendable)?...
     ) throws -> Scheduled {
-        let invocation = try record(selector, arguments)
+        let invocation = try record(selector, arguments, pool: nil)
         guard let loop = EventLoop.current else { throw EventLoopError.noCurrentLoop }
         return try loop.deliver(invocation, key: ObjectIdentifier(self), after: delay)
     }
@@ -166,7 +167,7 @@ extension Invocable where Self: Sendable {
     private func perform<R: Sendable>(
         _ selector: Selector, on loop: EventLoop, arguments: [(any Sendable)?], returning: R.Type, timeout: Duration?
     ) throws -> R {
-        let invocation = try record(selector, arguments)
+        let invocation = try record(selector, arguments, pool: nil)
         try invocation.checkReturnType(R.self)
         return typedResult(try loop.deliver(invocation, .wait(timeout: timeout)), as: R.self)
     }
@@ -175,7 +176,7 @@ extension Invocable where Self: Sendable {
         _ selector: Selector, on loop: EventLoop, waitUntilDone wait: Bool, arguments: [(any Sendable)?],
         timeout: Duration?
     ) throws -> (any Sendable)? {
-        let invocation = try record(selector, arguments)
+        let invocation = try record(selector, arguments, pool: wait ? nil : loop.recordPool)
         if wait { return try loop.deliver(invocation, .wait(timeout: timeout)) }
         return try loop.deliver(invocation, .post(.wait(until: monotonicDeadline(after: timeout))))
     }
@@ -184,12 +185,14 @@ extension Invocable where Self: Sendable {
 extension Invocable where Self: Sendable {
     /// The checked call, as the record a loop performs. The arguments are
     /// copied into it, not kept: the list a variadic call built can stay on
-    /// the caller's stack.
+    /// the caller's stack. `pool`: the loop's, for a record that is posted
+    /// (and so run as a mailbox record, which hands it back); nil for one
+    /// that is waited for or delayed, which is run another way.
     fileprivate func record(
-        _ selector: Selector, _ arguments: [(any Sendable)?]
+        _ selector: Selector, _ arguments: [(any Sendable)?], pool: InvocationRecordPool?
     ) throws(InvocationError) -> InvocationRecord {
         try arguments.withUnsafeBufferPointer { arguments throws(InvocationError) in
-            try InvocationRecord.make(on: self, selector: selector, arguments: arguments)
+            try InvocationRecord.make(on: self, selector: selector, arguments: arguments, pool: pool)
         }
     }
 }
