@@ -11,7 +11,6 @@
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>

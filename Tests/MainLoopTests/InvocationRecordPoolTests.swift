@@ -16,13 +16,19 @@ private let deinits = Locked<[String: Int]>([:])
 
 /// A target or argument that counts its deinit under `tag`.
 private final class Counted: Invocable, Sendable {
-    static let methods = MethodTable<Counted>().method("take:", Counted.take).method("note:from:", Counted.note)
+    static let methods = MethodTable<Counted>()
+        .method("take:", Counted.take)
+        .method("note:from:", Counted.note)
+        .method("ping", Counted.ping)
+        .method("sum:and:and:", Counted.sum)
     let tag: String
     let notes = Locked<[Int: [Int]]>([:])
     init(_ tag: String) { self.tag = tag }
     deinit { deinits.withValue { $0[tag, default: 0] += 1 } }
     func take(_ argument: any AnyObject & Sendable) {}
     func note(_ value: Int, _ producer: Int) { notes.withValue { $0[producer, default: []].append(value) } }
+    func ping() { notes.withValue { $0[-1, default: []].append(0) } }
+    func sum(_ a: Int, _ b: Int, _ c: Int) { notes.withValue { $0[-3, default: []].append(a + b + c) } }
 }
 
 /// A weak reference, to see whether an object was freed.
@@ -52,16 +58,20 @@ private func deinitCount(_ tag: String) -> Int { deinits.withValue { $0[tag] ?? 
         #expect(bounded.recordPool == nil)
     }
 
-    @Test func postedCallsReuseTheOldestRecordOnceLagNewerOnesRan() throws {
+    // Watched: every job runs through the monitor (a slow-job handler is set).
+    @Test(arguments: [false, true]) func postedCallsReuseTheOldestRecordOnceLagNewerOnesRan(watched: Bool) throws {
         try withSpawnedLoop("pool-reuse") { loop in
+            if watched { try loop.onSlowJob(threshold: .seconds(60)) { _ in } }
             let pool = try #require(loop.recordPool)
             var records: [ObjectIdentifier] = []
             let total = 300
             for index in 0..<total {
                 // A target and an argument of their own, which nothing else holds.
-                let record = try [(any Sendable)?](arrayLiteral: Counted("reuse-argument")).withUnsafeBufferPointer {
-                    try InvocationRecord.make(on: Counted("reuse-target"), selector: "take:", arguments: $0, pool: pool)
-                }
+                let record = try [(any Sendable)?](arrayLiteral: Counted("reuse-argument-\(watched)"))
+                    .withUnsafeBufferPointer {
+                        try InvocationRecord.make(
+                            on: Counted("reuse-target-\(watched)"), selector: "take:", arguments: $0, pool: pool)
+                    }
                 records.append(ObjectIdentifier(record))
                 _ = try loop.deliver(record, .post(.refuse))
                 // Ran and handed back before the next call is made.
@@ -74,14 +84,14 @@ private func deinitCount(_ tag: String) -> Int { deinits.withValue { $0[tag] ?? 
             #expect(Set(records[0..<lag]).count == lag)
             #expect(Array(records[lag...]) == Array(records[0..<(total - lag)]))
             // The pool kept none of them alive.
-            #expect(deinitCount("reuse-target") == total)
-            #expect(deinitCount("reuse-argument") == total)
+            #expect(deinitCount("reuse-target-\(watched)") == total)
+            #expect(deinitCount("reuse-argument-\(watched)") == total)
         }
     }
 
     @Test func aFullPoolReleasesTheRecordsItCannotKeep() throws {
-        let pool = InvocationRecordPool()
         try withSpawnedLoop("pool-full") { loop in
+            let pool = try #require(loop.recordPool)
             // Made before any ran, so none is taken from the pool: every one
             // is handed back to it, and it keeps only its capacity.
             let total = InvocationRecordPool.capacity + 100
@@ -100,7 +110,58 @@ private func deinitCount(_ tag: String) -> Int { deinits.withValue { $0[tag] ?? 
             let kept = InvocationRecordPool.capacity
             #expect(alive == Array(repeating: true, count: kept) + Array(repeating: false, count: total - kept))
         }
-        pool.destroy()
+    }
+
+    @Test func aLoopsPoolFreesEveryRecordItHoldsWhenTheLoopGoes() throws {
+        var watched: [Weak<InvocationRecord>] = []
+        weak var gone: EventLoop?
+        do {
+            let loop = try EventLoop.spawn(name: "pool-destroy")
+            gone = loop
+            let pool = try #require(loop.recordPool)
+            // 20 handed back: 16 published, 4 not yet.
+            let records = try (0..<20).map { _ in
+                try [(any Sendable)?](arrayLiteral: 1).withUnsafeBufferPointer {
+                    try InvocationRecord.make(on: Counted("destroy"), selector: "take:", arguments: $0, pool: pool)
+                }
+            }
+            watched = records.map { Weak($0) }
+            for record in consume records { _ = try loop.deliver(record, .post(.refuse)) }
+            #expect(try loop.postAndWait { true })
+            #expect(pool.available == 16)
+            #expect(watched.allSatisfy { $0.object != nil })
+            stopAndWait(loop)
+        }
+        #expect(eventually { gone == nil }, "the stopped loop was never freed")
+        #expect(watched.allSatisfy { $0.object == nil })
+    }
+
+    @Test func callsOfUpToTwoArgumentsGoBackToThePoolAndLongerOnesDoNot() throws {
+        for (selector, arguments, pooled): (Selector, [(any Sendable)?], Bool) in [
+            ("ping", [] as [(any Sendable)?], true), ("take:", [Counted("one")], true),
+            ("note:from:", [1, 2], true), ("sum:and:and:", [1, 2, 3], false),
+        ] {
+            try withSpawnedLoop("pool-arguments") { loop in
+                let target = Counted("arguments")
+                for _ in 0..<200 {
+                    try target.performSelector(selector, on: loop, waitUntilDone: false, withArguments: arguments)
+                    #expect(try loop.postAndWait { true })
+                }
+                #expect((try #require(loop.recordPool).available > 0) == pooled, "\(selector)")
+            }
+        }
+    }
+
+    @Test func aLoopBoundValuesCallsGoBackToThePool() throws {
+        try withSpawnedLoop("pool-loopbound") { loop in
+            let bound = LoopBound(Counted("bound"), on: loop)
+            for value in 0..<300 {
+                try bound.performSelector("note:from:", waitUntilDone: false, withObjects: value, 7)
+                #expect(try loop.postAndWait { true })
+            }
+            #expect(try bound.postAndWait { $0.notes.current[7] } == Array(0..<300))
+            #expect(try #require(loop.recordPool).available > 0)
+        }
     }
 
     @Test func callsFromFourThreadsRunOnceEachInEachThreadsOrder() throws {

@@ -44,8 +44,10 @@ struct InvocationRecordHeader {
 /// method, the target or owner, the arguments) and the address of a
 /// `LoopBound` value, which only its loop's thread reads; after that only
 /// the loop's thread writes it (`count` and `performed`, when the call is
-/// made), and whoever frees the record does so after that, ordered by the
-/// reference count's release and acquire.
+/// made, and `holderReleased` when it goes back to its pool), and whoever
+/// frees the record does so after that, ordered by the reference count's
+/// release and acquire, or refills it, ordered by the pool's (see
+/// InvocationRecordPool.swift).
 final class InvocationRecord: LoopInvocation, @unchecked Sendable {
     private typealias Tail = ManagedBufferPointer<InvocationRecordHeader, (any Sendable)?>
 
@@ -187,6 +189,10 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
         runAsRecord()
         let header = self.header
         guard let pool = header.pointee.pool else { return }
+        // The pool has one giver: the loop it belongs to.
+        assert(
+            pool == EventLoop.currentUnretained?.takeUnretainedValue().recordPool,
+            "MainLoop: a record went back to another loop's pool")
         holderAddress.assumingMemoryBound(to: (any AnyObject & Sendable).self).deinitialize(count: 1)
         header.pointee.holderReleased = true
         // The pool's reference; the job's goes when this returns.

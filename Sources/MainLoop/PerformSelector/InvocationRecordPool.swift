@@ -8,20 +8,22 @@
 // lines to come over from the loop's core: a round trip between the cores
 // or more per invocation, which in the machine's far phase halved the rate
 // (Performance.md). A C model of the same trip (bench/record-handoff.c)
-// runs twice as fast when the writer refills a record the reader handed
-// back many records earlier, and writes it without reading it first.
+// runs faster when the writer refills a record the reader handed back many
+// records earlier, and writes it without reading it first
+// (about three times as fast, bench/invocation-pool-kept-ab.txt).
 //
 // So a record comes back here only once its loop has made the call and let
 // go of the target (the target is released when the call returns, as
 // before), and a poster takes one only when at least `lag` newer records
-// are queued behind it: it was last touched many calls ago. A poster never
-// reads a record it takes: the record is unique by construction (see
-// `give`), and the refill initializes its memory without looking at it.
-// A record that was handed back on a mailbox's lane has no other
-// reference: the job that ran it is released on the loop's thread right
-// after the call, before the record is published. (A bounded mailbox's
-// offer copies the job, and the poster releases its copy at a time of its
-// own: such a loop has no pool.)
+// were handed back after it: it was last touched many calls ago. A poster
+// never reads a record it takes: the record is unique by construction, and
+// the refill initializes its memory without looking at it. Unique, because
+// the only other reference to a record handed back from a mailbox's lane
+// is the job that ran it, released on the loop's thread when that job is
+// done; the record becomes takeable only after `lag` (at least 1) more
+// records were handed back, each by a later job, and jobs do not nest.
+// (A bounded mailbox's offer copies the job, and the poster releases its
+// copy at a time of its own: such a loop has no pool.)
 //
 // One giver, the loop's thread; any number of takers, which race with one
 // compare-and-swap on `taken`. The loop publishes what it gave every
@@ -38,7 +40,7 @@ import Synchronization
 /// arguments are pooled. A handle (a struct of pointers, so that neither a
 /// poster nor the loop counts a reference to reach it); its loop calls
 /// `destroy` once.
-struct InvocationRecordPool: @unchecked Sendable {
+struct InvocationRecordPool: Equatable, @unchecked Sendable {
     // `@unchecked Sendable`: the cells and `Shared` are atomics; `LoopSide`
     // is the giving loop's thread's (and `destroy`'s, after it).
 
@@ -90,6 +92,9 @@ struct InvocationRecordPool: @unchecked Sendable {
     }
 
     init() {
+        // A record is takeable only once a later job handed one back.
+        precondition(
+            Self.lag >= 1 && Self.lag < UInt(Self.capacity), "MainLoop: the pool's lag must be 1 to capacity - 1")
         let capacity = Self.capacity
         base = UnsafeMutableRawPointer.allocate(
             byteCount: Self.cellsOffset + capacity * MemoryLayout<Atomic<UInt>>.stride, alignment: 128)
@@ -142,22 +147,24 @@ struct InvocationRecordPool: @unchecked Sendable {
     /// Any thread: a record at least `lag` gives old, now the caller's
     /// alone (its one reference), or nil.
     func take() -> InvocationRecord? {
-        var taken = shared.pointee.taken.load(ordering: .relaxed)
+        // Acquiring (here and on a failed exchange): whoever moved `taken`
+        // had seen `given` past it, so the `given` read next is too.
+        var taken = shared.pointee.taken.load(ordering: .acquiring)
         while true {
             // Acquiring: the record's cell and everything the loop wrote to
             // the record (and the job's release of it) come before.
             let given = shared.pointee.given.load(ordering: .acquiring)
-            guard given &- taken > Self.lag else { return nil }
+            guard given > taken, given - taken > Self.lag else { return nil }
             // Read before the exchange: once `taken` moves past it, the loop
             // may fill the cell again.
             let record = address(at: taken)
             let (won, current) = shared.pointee.taken.compareExchange(
                 expected: taken, desired: taken &+ 1, successOrdering: .acquiringAndReleasing,
-                failureOrdering: .relaxed)
+                failureOrdering: .acquiring)
             if won {
                 // The next call's record, if there is one: its lines start
                 // coming over from the loop's core now, not when it is written.
-                if given &- taken > Self.lag &+ 1 {
+                if given - taken > Self.lag &+ 1 {
                     mainloop_prefetch_for_write(address(at: taken &+ 1), 128)
                 }
                 return Unmanaged<InvocationRecord>.fromOpaque(record).takeRetainedValue()
@@ -168,6 +175,8 @@ struct InvocationRecordPool: @unchecked Sendable {
 
     /// Records published and not taken (for tests).
     var available: Int {
-        Int(shared.pointee.given.load(ordering: .acquiring) &- shared.pointee.taken.load(ordering: .acquiring))
+        let taken = shared.pointee.taken.load(ordering: .acquiring)
+        let given = shared.pointee.given.load(ordering: .acquiring)
+        return given > taken ? Int(given - taken) : 0
     }
 }
