@@ -16,7 +16,7 @@
 #include <string.h>
 #include <errno.h>
 #include <unistd.h>
-#include <malloc.h>
+#include <malloc.h>  /* malloc_usable_size, for the tests of a record's size */
 #include <pthread.h>
 #include <time.h>
 #include <semaphore.h>
