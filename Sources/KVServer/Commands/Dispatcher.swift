@@ -207,13 +207,14 @@ public final class Dispatcher {
         var out = ReplyWriter(reusing: &replyBuffer)
         out.resp3 = session.resp3
         out.limit = replyLimit
-        session.lastCommandAt = monotonicMilliseconds()
         var executed = 0
         // One clock read per command: each command's time runs from the end
         // of the one before (Redis reads the clock around every call too).
         // Its Unix time, which expiry compares with, comes from that same
         // read: the wall clock is read once per batch.
         var previous = monotonicNanoseconds()
+        // The same monotonic clock, in milliseconds: no read of its own.
+        session.lastCommandAt = Int64(previous / 1_000_000)
         // Pushes count against the batch's budget too: a publisher's batch
         // that fans out a lot hands the rest back, as a large reply does.
         let pushedBefore = pubsub.outbox.byteCount
