@@ -88,6 +88,8 @@ test-kvd: py-deps
 	$(BOUND) 300 python3 tools/scale-out.py check .build/debug/kvd
 	$(BOUND) 900 $(SWIFT) build -c release --product kvd-allocations
 	$(BOUND) 120 .build/release/kvd-allocations --check
+	$(BOUND) 900 $(SWIFT) build -c release --product kvd
+	$(BOUND) 300 bash tools/kvd-server-allocations.sh .build/release/kvd --check
 	$(BOUND) 900 $(SWIFT) build -c release --product mainloop-bench
 	$(BOUND) 120 .build/release/mainloop-bench 1 allocations
 

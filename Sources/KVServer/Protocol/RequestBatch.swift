@@ -101,20 +101,23 @@ public struct RequestBatch: Sendable {
     /// Empties the batch, keeping its buffers for the next one (and letting
     /// go of a shared buffer, so that the parser's stays unique). Each owned
     /// argument (a large bulk) goes through `release` first: kvd frees them
-    /// off the core loop (`Reclaimer`).
+    /// off the core loop (`Reclaimer`). An array already empty is left
+    /// alone: a connection empties its batch after it ran and again before
+    /// it parses, and `removeAll(keepingCapacity:)` on an empty array is
+    /// still a call with a uniqueness check.
     public mutating func removeAll(releasing release: (inout [UInt8]) -> Void = { _ in }) {
         if sharesBytes {
             bytes = []
             sharesBytes = false
-        } else {
+        } else if !bytes.isEmpty {
             bytes.removeAll(keepingCapacity: true)
         }
         if !owned.isEmpty {
             for index in owned.indices { release(&owned[index]) }
             owned.removeAll()
         }
-        spans.removeAll(keepingCapacity: true)
-        ends.removeAll(keepingCapacity: true)
+        if !spans.isEmpty { spans.removeAll(keepingCapacity: true) }
+        if !ends.isEmpty { ends.removeAll(keepingCapacity: true) }
     }
 
     /// Drops the last request (its bytes stay in the buffer until the next

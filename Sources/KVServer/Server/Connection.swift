@@ -354,7 +354,7 @@ final class Connection: @unchecked Sendable {
         submit(batch)
     }
 
-    private func submit(_ batch: RequestBatch) {
+    private func submit(_ batch: consuming RequestBatch) {
         exchange = .awaiting
         // A script holds the core past its busy threshold: Redis's answers
         // come from here, now, instead of a late run after the script.
@@ -373,10 +373,15 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Hands `batch` to the core: runs it in place, or posts it from a worker.
-    private func hand(_ batch: RequestBatch) {
+    private func hand(_ batch: consuming RequestBatch) {
         switch mode {
         case .onCore:
             let (replies, rest, parked) = hop.executeHere(batch, from: id, replyBuffer: &spareReplyBuffer)
+            // This copy gone, the connection's batch holds its arrays alone
+            // again and empties them in place; with the copy alive each
+            // `removeAll(keepingCapacity:)` allocated a new buffer, two
+            // allocations and two frees a batch.
+            _ = consume batch
             // Let go of the parser's buffer before it takes more bytes.
             self.batch.removeAll(releasing: Reclaimer.release)
             receive(replies, rest: rest, parked: parked)
