@@ -359,16 +359,13 @@ final class Connection: @unchecked Sendable {
         // A script holds the core past its busy threshold: Redis's answers
         // come from here, now, instead of a late run after the script.
         if let replies = hop.scripts.answer(batch, transaction: &transaction) {
+            _ = consume batch  // see `hand`
             self.batch.removeAll(releasing: Reclaimer.release)
             return receive(replies, rest: nil)
         }
-        if let changes = transaction.takeChanges() {
-            // Rare (a MULTI, EXEC or DISCARD answered while a script was
-            // busy): the copy is not worth avoiding.
-            var changed = batch
-            changed.transactionChanges = changes
-            return hand(changed)
-        }
+        // Rare: a MULTI, EXEC or DISCARD answered while a script was busy.
+        // Set on this copy only: the connection's batch never carries them.
+        if let changes = transaction.takeChanges() { batch.transactionChanges = changes }
         hand(batch)
     }
 
@@ -380,7 +377,9 @@ final class Connection: @unchecked Sendable {
             // This copy gone, the connection's batch holds its arrays alone
             // again and empties them in place; with the copy alive each
             // `removeAll(keepingCapacity:)` allocated a new buffer, two
-            // allocations and two frees a batch.
+            // allocations and two frees a batch, and a large owned argument
+            // could lose its last reference here instead of on the
+            // reclaiming thread (Reclaimer).
             _ = consume batch
             // Let go of the parser's buffer before it takes more bytes.
             self.batch.removeAll(releasing: Reclaimer.release)
