@@ -38,8 +38,12 @@ final class BlockedClients {
     }
 
     /// The parked clients by id; which clients wait on which key, each
-    /// database keeps (Keyspace's `clients(waitingOn:)`).
-    private var parked: [Int: Parked] = [:]
+    /// database keeps (Keyspace's `clients(waitingOn:)`). Unchecked as the
+    /// session's fields are (core loop only, and no access to it is open
+    /// while another starts): every batch asks `isParked`, and the
+    /// runtime's checks here and in PushOutbox were 2.8% of an unpipelined
+    /// GET's instructions (7,525 -> 7,318, callgrind).
+    @exclusivity(unchecked) private var parked: [Int: Parked] = [:]
     private var deadlines = DeadlineHeap()
     private var lastSerial = 0
     /// The one timer, and the deadline it is armed for.

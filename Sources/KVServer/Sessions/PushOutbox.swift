@@ -57,8 +57,10 @@ public final class SubscriberMark: Sendable {
 
 /// The pushes of the core job under way, by destination loop. Core loop only.
 final class PushOutbox {
-    /// The loops pushed to in this job, and each one's pushes.
-    private var outlets: [PushOutlet] = []
+    /// The loops pushed to in this job, and each one's pushes. `outlets`
+    /// is unchecked as BlockedClients' `parked` is: every batch's `flush`
+    /// reads it.
+    @exclusivity(unchecked) private var outlets: [PushOutlet] = []
     private var pushes: [[Push]] = []
     /// Which entry of `outlets` each loop is (looked up once per client per job).
     private var outletIndex: [ObjectIdentifier: Int] = [:]
