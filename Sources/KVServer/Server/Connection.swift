@@ -547,6 +547,14 @@ final class Connection: @unchecked Sendable {
     /// Writes what it can; waits for writability for the rest.
     private func flush() {
         guard ending != .closed else { return }
+        // Nothing queued and nothing waiting to be written (the second flush
+        // of a request's turn, after the parser found no more): only the
+        // figures and a pending close.
+        if outbound.isEmpty && writeWatch == nil && overSoftLimitSince == nil {
+            publishFigures()
+            if ending == .afterFlush && exchange == .idle && heldBatch == nil { close() }
+            return
+        }
         while outboundHead < outbound.count {
             let chunk = outbound[outboundHead]
             let written = chunk.withUnsafeBytes { bytes in
