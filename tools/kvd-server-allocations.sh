@@ -17,7 +17,7 @@
 #
 # usage: kvd-server-allocations.sh KVD_BINARY [--check]
 #   prints one line per test (GET, SET, INCR at -P 1 and -P 16); with --check,
-#   exits 1 when any is 0.05 allocations per request or more. About 45 s.
+#   exits 1 when any is 0.05 allocations per request or more. About 80 s.
 set -uo pipefail
 KVD=$(realpath "$1")
 CHECK=${2:-}
