@@ -14,13 +14,6 @@ import Testing
 
 @testable import MainLoop
 
-/// `clock` now, in nanoseconds.
-private func now(_ clock: clockid_t) -> UInt64 {
-    var time = timespec()
-    clock_gettime(clock, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-}
-
 /// `duration` in nanoseconds (positive durations).
 private func nanoseconds(of duration: Duration) -> UInt64 {
     UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000)

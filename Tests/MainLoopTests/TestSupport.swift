@@ -93,3 +93,10 @@ func currentThreadID() -> Int32 { mainloop_gettid() }
 
 /// The kernel id of the process's main thread.
 func mainThreadID() -> Int32 { getpid() }
+
+/// `clock` now, in nanoseconds.
+func now(_ clock: clockid_t) -> UInt64 {
+    var time = timespec()
+    clock_gettime(clock, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}

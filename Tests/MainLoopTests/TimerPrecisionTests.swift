@@ -13,19 +13,14 @@ import Testing
 @testable import MainLoop
 
 /// CLOCK_MONOTONIC, the clock the promise is checked against.
-private func monotonicNow() -> Duration {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Duration(now)
-}
+private func monotonicNow() -> Duration { .nanoseconds(Int64(now(CLOCK_MONOTONIC))) }
 
 @Suite(.timeLimit(.minutes(2))) struct TimerPrecisionTests {
     @Test func staggeredOneShotTimersNeverFireEarly() throws {
         try withSpawnedLoop("not-early") { loop in
-            // Delays from 0.25 ms to 10 ms, each timed from before its schedule
-            // call. Each firing wakes the loop, and libevent then checks every
-            // other timer against its clock.
-            // Five rounds of them, one after another.
+            // Five rounds of delays from 0.25 ms to 10 ms, each timed from
+            // before its schedule call. Each firing wakes the loop, and
+            // libevent then checks every other timer against its clock.
             let delays = (0..<200).map { Duration.microseconds(250 * ($0 % 40 + 1)) }
             let late = Locked<[Duration?]>(Array(repeating: nil, count: delays.count))
             for round in 0..<5 {
