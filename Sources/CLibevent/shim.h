@@ -9,6 +9,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stdio.h>
@@ -53,6 +54,23 @@ static inline int mainloop_eventfd_drain(int fd) {
         if (errno == EINTR) continue;
         return errno == EAGAIN ? 0 : errno;
     }
+}
+
+/// A non-blocking, close-on-exec timerfd on CLOCK_MONOTONIC, or -1 (errno set).
+static inline int mainloop_timerfd_create(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
+/// Sets a timerfd to expire once, at `deadline_ns` on CLOCK_MONOTONIC (an
+/// absolute time; one already past expires at once). 0 would disarm it, so
+/// it is taken as 1. Returns 0 or an errno.
+static inline int mainloop_timerfd_set(int fd, uint64_t deadline_ns) {
+    if (deadline_ns == 0) deadline_ns = 1;
+    struct itimerspec setting = {
+        .it_interval = { 0, 0 },
+        .it_value = { (time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u) },
+    };
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &setting, NULL) == 0 ? 0 : errno;
 }
 
 /// A mutex that spins briefly before sleeping: the mailbox's critical

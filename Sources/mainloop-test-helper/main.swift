@@ -390,5 +390,6 @@ case "signal-storm": signalStormScenario()
 case "fd-limits": fdLimitsScenario()
 case "fork-with-live-loops": forkWithLiveLoopsScenario()
 case "fork-then-return-into-loop": forkThenReturnIntoLoopScenario()
+case "timerfds": timerFDsScenario()
 default: fail("usage: mainloop-test-helper <scenario>")
 }

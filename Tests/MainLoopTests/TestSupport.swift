@@ -100,3 +100,6 @@ func now(_ clock: clockid_t) -> UInt64 {
     clock_gettime(clock, &time)
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }
+
+/// CLOCK_MONOTONIC as a Duration: the clock timers promise against.
+func monotonicNow() -> Duration { .nanoseconds(Int64(now(CLOCK_MONOTONIC))) }

@@ -1,26 +1,25 @@
-// TimerPrecisionTests.swift: timers never fire early, checked where libevent
-// could make them: many short timers at once, and a periodic one.
+// TimerPrecisionTests.swift: timers never fire early, checked where a
+// coarse clock would make them: many short timers at once, and a periodic
+// one.
 //
-// libevent times timers on CLOCK_MONOTONIC_COARSE unless the base has its
-// precise timer (LoopCore sets it). That clock lags CLOCK_MONOTONIC by up to
-// 4 ms here: a deadline counted from it passes before the precise one, and
-// without the precise timer most of the staggered timers below fire early
-// (measured: up to 1.5 ms early with the flag dropped).
+// The loop's timers (TimerQueue) count on CLOCK_MONOTONIC. libevent's own
+// timers counted on CLOCK_MONOTONIC_COARSE unless the base had its precise
+// timer: that clock lags CLOCK_MONOTONIC by up to 4 ms here, a deadline
+// counted from it passes before the precise one, and with the flag dropped
+// most of the staggered timers below fired early (up to 1.5 ms). A queue
+// that read such a clock, or rounded a delay down, fails them the same way.
 import Glibc
 import TestKit
 import Testing
 
 @testable import MainLoop
 
-/// CLOCK_MONOTONIC, the clock the promise is checked against.
-private func monotonicNow() -> Duration { .nanoseconds(Int64(now(CLOCK_MONOTONIC))) }
-
 @Suite(.timeLimit(.minutes(2))) struct TimerPrecisionTests {
     @Test func staggeredOneShotTimersNeverFireEarly() throws {
         try withSpawnedLoop("not-early") { loop in
             // Five rounds of delays from 0.25 ms to 10 ms, each timed from
-            // before its schedule call. Each firing wakes the loop, and
-            // libevent then checks every other timer against its clock.
+            // before its schedule call. Each firing wakes the loop, and the
+            // loop then checks every other timer against its clock.
             let delays = (0..<200).map { Duration.microseconds(250 * ($0 % 40 + 1)) }
             let late = Locked<[Duration?]>(Array(repeating: nil, count: delays.count))
             for round in 0..<5 {
@@ -40,7 +39,7 @@ private func monotonicNow() -> Duration { .nanoseconds(Int64(now(CLOCK_MONOTONIC
 
     @Test func periodicTimerFiresNoEarlierThanEachOfItsPeriods() throws {
         try withSpawnedLoop("periodic") { loop in
-            // Another timer wakes the loop every 250 us, so that libevent
+            // Another timer wakes the loop every 250 us, so that the loop
             // checks the periodic one against its clock far more often than
             // that one's own deadlines would.
             let waker = try loop.schedule(every: .microseconds(250)) {}

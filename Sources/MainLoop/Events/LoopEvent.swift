@@ -1,50 +1,93 @@
-// LoopEvent.swift: one libevent event (a timer, a watched fd or a signal)
-// owned by a loop, and the cancellation rule the public handles promise.
+// LoopEvent.swift: one event owned by a loop (a timer, a watched fd or a
+// signal), and the cancellation rule the public handles promise. Watched
+// fds and signals are libevent events; timers live in the loop's
+// `TimerQueue` (see there why not libevent's).
 //
-// Cancellation rule: `event` is taken (set to nil) under `lock` exactly once,
-// by whoever ends the event: `cancel()` from any thread, the loop after a
-// one-shot timer fired, or the loop's shutdown. That party then frees it
-// *outside* the lock with `event_free`, which (threading enabled, no
-// EV_FINALIZE) waits for a callback running on the loop thread to return.
-// The callback checks `event` before it calls the handler. Together: once
-// `cancel()` returns, the handler is not running and never starts again, so
-// a watched fd may be closed. (On the loop thread itself, inside the handler,
-// `event_free` does not wait.)
+// Cancellation rule: the event's source is taken (set to nil) under `lock`
+// exactly once, by whoever ends the event: `cancel()` from any thread, the
+// loop after a one-shot timer fired, or the loop's shutdown. That party then
+// ends it *outside* the lock: `event_free`, which (threading enabled, no
+// EV_FINALIZE) waits for a callback running on the loop thread to return,
+// or `TimerQueue.remove`, which waits the same way. The loop checks the
+// source before it calls the handler. Together: once `cancel()` returns,
+// the handler is not running and never starts again, so a watched fd may be
+// closed. (On the loop thread itself, inside the handler, neither waits.)
 import CLibevent
 import Glibc
 
 final class LoopEvent: @unchecked Sendable, Hashable {
-    // `@unchecked Sendable`: `event` is guarded by `lock`; the handler is
-    // `@Sendable` and only ever called by the loop thread.
+    // `@unchecked Sendable`: `source` is guarded by `lock`; the timer
+    // fields by their queue's lock; the handler is `@Sendable` and only
+    // ever called by the loop thread.
 
     enum Handler {
         case timer(@Sendable () -> Void)
         case io(@Sendable (IOEvents) -> Void)
     }
 
+    private enum Source {
+        case libevent(OpaquePointer)
+        case timer(TimerQueue)
+    }
+
     private let lock = Lock()
     // Guarded by `lock`. nil once the event has ended.
-    private var event: OpaquePointer?
+    private var source: Source?
     private let handler: Handler
     private let oneShot: Bool
     private let loop: EventLoop
     /// Called once when the event ends, whatever ended it.
     private let onEnd: (@Sendable () -> Void)?
 
-    private init(loop: EventLoop, handler: Handler, oneShot: Bool, onEnd: (@Sendable () -> Void)?) {
+    // A timer's place in its queue, guarded by the queue's lock.
+    /// When it is due (monotonic nanoseconds).
+    var deadline: UInt64 = 0
+    /// When it was (re)added, among the queue's timers: the tie-break.
+    var timerSequence: UInt64 = 0
+    /// Its index in the queue's heap; -1 when not in it.
+    var heapIndex = -1
+    /// Set by the queue's `remove`: never add it again.
+    var timerRemoved = false
+    /// A periodic timer's interval in nanoseconds; nil for a one-shot timer.
+    let timerInterval: UInt64?
+
+    private init(
+        loop: EventLoop, handler: Handler, oneShot: Bool, interval: UInt64? = nil, onEnd: (@Sendable () -> Void)?
+    ) {
         self.loop = loop
         self.handler = handler
         self.oneShot = oneShot
+        self.timerInterval = interval
         self.onEnd = onEnd
     }
 
-    /// Makes the event, registers it with `loop` (so stop() cancels it) and adds it.
+    /// Makes a timer, registers it with `loop` (so stop() cancels it) and
+    /// adds it to the loop's timers: once after `delay`, or, with an
+    /// `interval`, every interval from then on.
+    static func startTimer(
+        on loop: EventLoop, after delay: Duration, every interval: Duration?, handler: @escaping @Sendable () -> Void,
+        onEnd: (@Sendable () -> Void)?
+    ) throws(EventLoopError) -> LoopEvent {
+        let queue = try loop.core().timers
+        let registration = LoopEvent(
+            loop: loop, handler: .timer(handler), oneShot: interval == nil,
+            interval: interval.map(TimerQueue.nanoseconds), onEnd: onEnd)
+        // One reference until the timer ends (released by `cancel`), as a
+        // libevent event's context holds one.
+        _ = Unmanaged.passRetained(registration)
+        try registration.begin(.timer(queue))
+        // A concurrent cancel() marked it removed, and then `add` does nothing.
+        queue.add(registration, after: delay, onLoopThread: loop.inLoop)
+        return registration
+    }
+
+    /// Makes a libevent event (a watched fd or a signal), registers it with
+    /// `loop` (so stop() cancels it) and adds it.
     static func start(
-        on loop: EventLoop, fd: Int32, flags: Int32, timeout: Duration?, oneShot: Bool, handler: Handler,
-        onEnd: (@Sendable () -> Void)? = nil
+        on loop: EventLoop, fd: Int32, flags: Int32, handler: Handler
     ) throws(EventLoopError) -> LoopEvent {
         let core = try loop.core()
-        let registration = LoopEvent(loop: loop, handler: handler, oneShot: oneShot, onEnd: onEnd)
+        let registration = LoopEvent(loop: loop, handler: handler, oneShot: false, onEnd: nil)
         // The event holds one reference to its registration until it is freed.
         let context = Unmanaged.passRetained(registration).toOpaque()
         guard
@@ -59,28 +102,14 @@ final class LoopEvent: @unchecked Sendable, Hashable {
                 }, context)
         else {
             Unmanaged<LoopEvent>.fromOpaque(context).release()
-            onEnd?()
             throw .system(call: "event_new", errno: ENOMEM)
         }
-        registration.lock.withLock { registration.event = event }
-        do {
-            try loop.register(registration)
-        } catch {
-            registration.cancel()
-            throw error
-        }
+        try registration.begin(.libevent(event))
         // Added under the lock, so a concurrent cancel() cannot free it in between.
         var failure: Int32 = 0
         registration.lock.withLock {
-            guard let event = registration.event else { return }
-            let rc: Int32
-            if let timeout {
-                var interval = timeval(timeout)
-                rc = event_add(event, &interval)
-            } else {
-                rc = event_add(event, nil)
-            }
-            if rc != 0 { failure = errno == 0 ? EINVAL : errno }
+            guard case .libevent(let event) = registration.source else { return }
+            if event_add(event, nil) != 0 { failure = errno == 0 ? EINVAL : errno }
         }
         if failure != 0 {
             registration.cancel()
@@ -89,9 +118,30 @@ final class LoopEvent: @unchecked Sendable, Hashable {
         return registration
     }
 
-    /// Loop thread, from libevent's callback.
+    /// Takes `source` and registers with the loop (so stop() cancels it);
+    /// if the loop refuses, ends it (which releases its reference) first.
+    private func begin(_ source: Source) throws(EventLoopError) {
+        lock.withLock { self.source = source }
+        do {
+            try loop.register(self)
+        } catch {
+            cancel()
+            throw error
+        }
+    }
+
+    /// Loop thread, from the timer queue (which holds it while it runs).
+    func fireTimer() {
+        fire(0)
+    }
+
+    /// Any thread, for the timer queue: whether this is the thread that
+    /// runs its handlers (a cancel there must not wait for itself).
+    var isOnItsLoopThread: Bool { loop.inLoop }
+
+    /// Loop thread, from libevent's callback or the timer queue.
     private func fire(_ what: Int16) {
-        guard lock.withLock({ event != nil }) else { return }
+        guard isActive else { return }
         // The watchdog sees a callback as the loop being busy, like a job.
         let monitor = try? loop.core().monitor
         switch handler {
@@ -113,32 +163,22 @@ final class LoopEvent: @unchecked Sendable, Hashable {
         // would take libevent's lock (which a vanished thread may hold) and
         // remove the parent's fd from the epoll set both processes share.
         if loop.leftBehindByFork { return }
-        let ended = lock.withLock { () -> OpaquePointer? in
-            defer { event = nil }
-            return event
+        let ended = lock.withLock { () -> Source? in
+            defer { source = nil }
+            return source
         }
         guard let ended else { return }
         loop.unregister(self)
-        event_free(ended)
+        switch ended {
+        case .libevent(let event): event_free(event)
+        case .timer(let queue): queue.remove(self)
+        }
         onEnd?()
         Unmanaged.passUnretained(self).release()
     }
 
-    var isActive: Bool { lock.withLock { event != nil } }
+    var isActive: Bool { lock.withLock { source != nil } }
 
     static func == (lhs: LoopEvent, rhs: LoopEvent) -> Bool { lhs === rhs }
     func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
-}
-
-extension timeval {
-    /// A libevent timeout from a Duration; negative durations become zero.
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        if seconds < 0 || (seconds == 0 && attoseconds < 0) {
-            self.init(tv_sec: 0, tv_usec: 0)
-        } else {
-            let microseconds = attoseconds / 1_000_000_000_000
-            self.init(tv_sec: Int(clamping: seconds), tv_usec: Int(microseconds))
-        }
-    }
 }

@@ -1,5 +1,4 @@
 // Timers.swift: work the loop runs later, once or periodically.
-import CLibevent
 
 /// A timer on an ``EventLoop``, as returned by ``EventLoop/schedule(after:_:)``
 /// and ``EventLoop/schedule(every:_:)``.
@@ -22,8 +21,11 @@ public struct Scheduled: Sendable, Hashable {
 extension EventLoop {
     /// Runs `work` on the loop once, no earlier than `delay` from now.
     ///
-    /// A negative or zero delay runs it on the loop's next turn. Stopping the
-    /// loop cancels the timer if it has not fired.
+    /// The delay is measured on `CLOCK_MONOTONIC`. Timers scheduled with the
+    /// same delay run in the order they were scheduled. A negative or zero
+    /// delay runs it as soon as the loop gets to it, never inside the job or
+    /// handler that scheduled it. Stopping the loop cancels the timer if it
+    /// has not fired.
     /// - Throws: ``EventLoopError/shutDown`` once ``stop()`` has been called.
     @discardableResult
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) throws -> Scheduled {
@@ -36,12 +38,15 @@ extension EventLoop {
         after delay: Duration, _ work: @escaping @Sendable () -> Void, onEnd: (@Sendable () -> Void)?
     ) throws(EventLoopError) -> Scheduled {
         Scheduled(
-            registration: try LoopEvent.start(
-                on: self, fd: -1, flags: 0, timeout: delay, oneShot: true, handler: .timer(work), onEnd: onEnd))
+            registration: try LoopEvent.startTimer(on: self, after: delay, every: nil, handler: work, onEnd: onEnd))
     }
 
     /// Runs `work` on the loop every `interval`, first after one interval,
     /// until the timer is cancelled or the loop stops.
+    ///
+    /// The k-th run is never before k intervals. After the loop was busy
+    /// for longer than an interval, the timer runs once and then one
+    /// interval later, not once for each period missed.
     /// - Throws: ``EventLoopError/invalidArgument(_:)`` for an interval that
     ///   is not positive; ``EventLoopError/shutDown`` once ``stop()`` has been called.
     @discardableResult
@@ -50,7 +55,7 @@ extension EventLoop {
             throw EventLoopError.invalidArgument("schedule(every:) needs a positive interval, got \(interval)")
         }
         return Scheduled(
-            registration: try LoopEvent.start(
-                on: self, fd: -1, flags: EV_PERSIST, timeout: interval, oneShot: false, handler: .timer(work)))
+            registration: try LoopEvent.startTimer(
+                on: self, after: interval, every: interval, handler: work, onEnd: nil))
     }
 }

@@ -57,7 +57,7 @@ extension EventLoop {
         guard !events.isEmpty else { throw EventLoopError.invalidArgument("watch(fd: \(fd), for: []) watches nothing") }
         return Watch(
             registration: try LoopEvent.start(
-                on: self, fd: fd, flags: events.libeventFlags | EV_PERSIST, timeout: nil, oneShot: false,
+                on: self, fd: fd, flags: events.libeventFlags | EV_PERSIST,
                 handler: .io(handler)))
     }
 
@@ -80,7 +80,7 @@ extension EventLoop {
         }
         return Watch(
             registration: try LoopEvent.start(
-                on: self, fd: signal, flags: EV_SIGNAL | EV_PERSIST, timeout: nil, oneShot: false,
+                on: self, fd: signal, flags: EV_SIGNAL | EV_PERSIST,
                 handler: .timer(handler)))
     }
 }

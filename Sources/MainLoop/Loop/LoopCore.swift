@@ -5,7 +5,8 @@
 // says the loop sleeps (see the wake-up rule in Mailbox.swift). `rearmEvent` is a timer the loop arms itself with a zero
 // timeout when a drain ends with more work queued: no syscall, and a timer
 // only becomes active in the *next* iteration, after libevent has polled I/O
-// and collected due timers, so they get their turn between batches.
+// (the loop's timers' timerfd with it: `TimerQueue`), so I/O and timers get
+// their turn between batches.
 // (`event_active` would not do: an event activated from its own callback is
 // run again in the same pass, and a self-posting job would starve the rest.)
 import CLibevent
@@ -18,8 +19,8 @@ final class LoopCore: @unchecked Sendable {
     // `@unchecked Sendable`: the `let`s are immutable after init (the base
     // itself is driven by the loop thread, and libevent's own lock, with
     // threading enabled, guards cross-thread event_add/del); the `var`s are
-    // each guarded as their comments say: `wakeEvent`, `rearmEvent` and
-    // `nextBatch` are loop-thread only (set in init, before any thread can
+    // each guarded as their comments say: `wakeEvent`, `rearmEvent`,
+    // `timerEvent` and `nextBatch` are loop-thread only (set in init, before any thread can
     // see the core, and read by the loop), `sharedActivity` by
     // `activityLock`.
     let base: OpaquePointer
@@ -28,6 +29,10 @@ final class LoopCore: @unchecked Sendable {
     let eventFD: Int32
     private var wakeEvent: OpaquePointer?
     private var rearmEvent: OpaquePointer?
+    /// Watches `timers.fd`.
+    private var timerEvent: OpaquePointer?
+    /// The loop's timers (``EventLoop/schedule(after:_:)``).
+    let timers: TimerQueue
     /// Latency figures, slow jobs, the watchdog's activity word (see
     /// Observability/). Its handlers are installed on the loop thread.
     let monitor: JobMonitor
@@ -43,8 +48,9 @@ final class LoopCore: @unchecked Sendable {
         guard fd >= 0 else { throw .system(call: "eventfd", errno: errno) }
         // libevent calls exit(1) when it cannot make its signal socketpair
         // (evsig_init_): near the fd limit, make sure first that the five
-        // descriptors event_base_new takes (epoll, timerfd, socketpair,
-        // notification eventfd) can be opened, and throw if not.
+        // descriptors event_base_new and the timers take (epoll, socketpair,
+        // notification eventfd, the timers' timerfd) can be opened, and
+        // throw if not.
         let probes = (0..<5).map { _ in fcntl(fd, F_DUPFD_CLOEXEC, 0) }
         let probeError = errno
         for probe in probes where probe >= 0 { close(probe) }
@@ -52,19 +58,15 @@ final class LoopCore: @unchecked Sendable {
             close(fd)
             throw .system(call: "event_base_new", errno: probeError)
         }
-        // Precise, uncached time. Uncached: a timer added by a long-running
-        // job must count its delay from now, not from the top of the loop
-        // iteration. Precise: libevent's default coarse clock ticks every few
-        // milliseconds, so timers could fire early. (The precise timer costs
-        // a timerfd_settime per loop iteration: no loss in posts/s, where a
-        // slower iteration drains larger batches, and about 2% of kvd's CPU
-        // per unpipelined request; on the coarse clock, corrected so as not
-        // to fire early, timers fired 3-5 ms late instead of 0.03-0.06 ms:
-        // bench/amd-vm-2026-12-03.txt.)
+        // Uncached time: a libevent timeout added by a long-running job must
+        // count from now, not from the top of the loop iteration. Not
+        // EVENT_BASE_FLAG_PRECISE_TIMER: it costs a timerfd_settime on every
+        // turn; the loop's timers have a timerfd of their own (TimerQueue),
+        // and libevent's only timer is `rearmEvent`'s zero timeout, which
+        // its coarse clock serves as well.
         let config = event_config_new()
         if let config {
             event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NO_CACHE_TIME.rawValue))
-            event_config_set_flag(config, Int32(EVENT_BASE_FLAG_PRECISE_TIMER.rawValue))
         }
         let made = config.flatMap { event_base_new_with_config($0) }
         let code = errno
@@ -72,6 +74,13 @@ final class LoopCore: @unchecked Sendable {
         guard let base = made else {
             close(fd)
             throw .system(call: "event_base_new", errno: code == 0 ? ENOMEM : code)
+        }
+        do {
+            timers = try TimerQueue()
+        } catch {
+            event_base_free(base)
+            close(fd)
+            throw error
         }
         self.base = base
         self.eventFD = fd
@@ -88,10 +97,16 @@ final class LoopCore: @unchecked Sendable {
             { _, _, context in
                 Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().drain(consumingWakeSignal: false)
             }, context)
-        guard let wakeEvent, rearmEvent != nil else {
+        timerEvent = event_new(
+            base, timers.fd, Int16(EV_READ | EV_PERSIST),
+            { _, _, context in
+                Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().timers.fire()
+            }, context)
+        timers.event = timerEvent
+        guard let wakeEvent, let timerEvent, rearmEvent != nil else {
             throw .system(call: "event_new", errno: ENOMEM)  // deinit frees what exists
         }
-        guard event_add(wakeEvent, nil) == 0 else {
+        guard event_add(wakeEvent, nil) == 0, event_add(timerEvent, nil) == 0 else {
             throw .system(call: "event_add", errno: errno == 0 ? ENOMEM : errno)
         }
     }
@@ -99,6 +114,7 @@ final class LoopCore: @unchecked Sendable {
     deinit {
         if let wakeEvent { event_free(wakeEvent) }
         if let rearmEvent { event_free(rearmEvent) }
+        if let timerEvent { event_free(timerEvent) }
         event_base_free(base)
         close(eventFD)
     }
@@ -177,6 +193,7 @@ final class LoopCore: @unchecked Sendable {
     /// locks are made anew (the threads that held them did not survive).
     func leaveBehindInForkedChild() {
         activityLock.remakeInForkedChild()
+        timers.remakeInForkedChild()
         monitor.recorder?.remakeLockInForkedChild()
     }
 

@@ -36,6 +36,13 @@ final class Parker: @unchecked Sendable {
     @inline(__always)
     func unlock() { pthread_mutex_unlock(&storage.pointee.mutex) }
 
+    @inline(__always)
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
     /// Wakes the thread sleeping in `wait`. Called after `unlock()`, so the
     /// woken thread does not immediately block on the mutex again.
     @inline(__always)

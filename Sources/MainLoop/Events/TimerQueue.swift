@@ -1,0 +1,231 @@
+// TimerQueue.swift: a loop's timers, in a heap of its own, behind one
+// timerfd that is set only when the earliest deadline moves earlier.
+//
+// Why not libevent's timers: on its default clock (CLOCK_MONOTONIC_COARSE,
+// a tick of a few milliseconds) a timer could fire early, or, corrected for
+// that, 3-5 ms late; with EVENT_BASE_FLAG_PRECISE_TIMER libevent calls
+// timerfd_settime on every turn of the loop, timers or not, which was one
+// system call in four of an unpipelined kvd request and 3.5% of its samples
+// (bench/amd-vm-2026-12-03.txt). Here the timerfd (CLOCK_MONOTONIC, absolute
+// deadlines) is set when a timer becomes the earliest and after a pass that
+// ran timers, so a loop that only runs posts and I/O makes no call for
+// timers at all, and a timer still never fires before its deadline.
+//
+// A timer due at once, added on the loop's thread outside a pass (an I/O
+// callback's or a job's "after this turn"), activates the timerfd's event
+// instead (`event_active`: no system call), and runs in the same turn,
+// after the callbacks already due. Inside a pass it sets the timerfd
+// instead, so that a timer rescheduling itself at once waits for the next
+// turn (an event activated from its own callback would run again in the
+// same pass, for ever).
+//
+// Order: by deadline, then by when the timer was added (a sequence
+// number), so timers due together run in the order they were scheduled.
+// A pass runs only the timers due when it starts that were added before
+// it: a handler that schedules a timer with no delay gets it on the next
+// turn, after I/O and posts, not in the same pass (no starving the loop).
+//
+// Cancellation (the rule `LoopEvent` promises): `remove` takes a timer out
+// of the heap, under the lock, so it never starts again; if the loop's
+// thread is running its handler right now, a canceller on another thread
+// waits for the handler to return. A periodic timer is put back after its
+// handler only when no `remove` came meanwhile.
+import CLibevent
+import Glibc
+
+final class TimerQueue: @unchecked Sendable {
+    // `@unchecked Sendable`: every `var` is guarded by `parker`'s lock;
+    // `fd` never changes.
+    private let parker = Parker()
+    /// The timerfd (CLOCK_MONOTONIC). Owned: closed in deinit.
+    let fd: Int32
+    // Guarded by the lock: a binary min-heap on (deadline, sequence).
+    private var heap: [LoopEvent] = []
+    private var nextSequence: UInt64 = 0
+    // Guarded by the lock: the deadline the timerfd is set to, until it
+    // fires (UInt64.max: none pending).
+    private var armed: UInt64 = .max
+    // Guarded by the lock: the timer whose handler the loop's thread runs.
+    private var running: LoopEvent?
+    // Guarded by the lock: cancellers waiting for `running` to return.
+    private var waiters = 0
+    // Guarded by the lock: timerfd_settime calls so far.
+    private var armingCount = 0
+    // Guarded by the lock: a pass is running (on the loop's thread).
+    private var inPass = false
+    /// The libevent event that watches `fd`, for `event_active`. Set once by
+    /// the loop's core, before any thread can reach the queue.
+    nonisolated(unsafe) var event: OpaquePointer?
+
+    init() throws(EventLoopError) {
+        let fd = mainloop_timerfd_create()
+        guard fd >= 0 else { throw .system(call: "timerfd_create", errno: errno) }
+        self.fd = fd
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Child of fork() only: the lock anew (the parent's threads are gone).
+    func remakeInForkedChild() {
+        parker.remakeInForkedChild()
+    }
+
+    /// Any thread: `timer` fires `delay` from now (now, if not positive),
+    /// unless it was removed already. `onLoopThread`: the caller is the
+    /// thread that runs the loop.
+    func add(_ timer: LoopEvent, after delay: Duration, onLoopThread: Bool) {
+        let now = mainloop_monotonic_ns()
+        parker.lock()
+        defer { parker.unlock() }
+        guard !timer.timerRemoved else { return }
+        let deadline = TimerQueue.deadline(now, plus: delay)
+        if deadline == now, onLoopThread, !inPass, let event {
+            insert(timer, deadline: deadline, arming: false)
+            event_active(event, Int32(EV_READ), 0)
+        } else {
+            insert(timer, deadline: deadline)
+        }
+    }
+
+    /// Any thread: `timer` never starts again. When its handler is running
+    /// on the loop's thread and the caller is another thread, waits for it
+    /// to return. Idempotent.
+    func remove(_ timer: LoopEvent) {
+        parker.lock()
+        defer { parker.unlock() }
+        timer.timerRemoved = true
+        if timer.heapIndex >= 0 { removeAt(timer.heapIndex) }
+        guard running === timer, !timer.isOnItsLoopThread else { return }
+        waiters += 1
+        while running === timer { _ = parker.wait(until: nil) }
+        waiters -= 1
+    }
+
+    /// Loop thread, when the timerfd is readable or its event was
+    /// activated: runs every timer due now (added before now), earliest
+    /// first, then sets the timerfd for the next.
+    func fire() {
+        var expirations: UInt64 = 0
+        _ = read(fd, &expirations, 8)  // resets it; EAGAIN when it was activated, or woke spuriously
+        parker.lock()
+        inPass = true
+        let now = mainloop_monotonic_ns()
+        // An expired timerfd is no longer set (read or not, it will not
+        // fire again); one set later still is, for a timer that may be gone.
+        if armed <= now { armed = .max }
+        let passEnd = nextSequence
+        while let top = heap.first, top.deadline <= now, top.timerSequence < passEnd {
+            removeAt(0)
+            running = top
+            parker.unlock()
+            top.fireTimer()
+            parker.lock()
+            running = nil
+            if waiters > 0 { parker.broadcast() }
+            if let interval = top.timerInterval, !top.timerRemoved {
+                // The next period counts from the deadline, not from when it
+                // ran, so a periodic timer does not drift; after a long stall
+                // it counts from now instead of firing for every period missed.
+                let next = TimerQueue.sum(top.deadline, interval)
+                insert(top, deadline: next > now ? next : TimerQueue.sum(now, interval))
+            }
+        }
+        inPass = false
+        if let first = heap.first, first.deadline < armed { arm(first.deadline) }
+        parker.unlock()
+    }
+
+    /// Timers in the heap (for tests).
+    var count: Int { parker.withLock { heap.count } }
+
+    /// timerfd_settime calls so far (for tests: none per turn of the loop).
+    var armings: Int { parker.withLock { armingCount } }
+
+    // MARK: The heap (lock held)
+
+    private func insert(_ timer: LoopEvent, deadline: UInt64, arming: Bool = true) {
+        timer.deadline = deadline
+        timer.timerSequence = nextSequence
+        nextSequence &+= 1
+        timer.heapIndex = heap.count
+        heap.append(timer)
+        siftUp(heap.count - 1)
+        if arming, !inPass, deadline < armed { arm(deadline) }
+    }
+
+    private func arm(_ deadline: UInt64) {
+        let rc = mainloop_timerfd_set(fd, deadline)
+        // Only EBADF/EINVAL can fail here: a closed fd or a bad deadline,
+        // both bugs of this file.
+        precondition(rc == 0, "MainLoop: timerfd_settime failed with errno \(rc)")
+        armed = deadline
+        armingCount += 1
+    }
+
+    private func removeAt(_ index: Int) {
+        let removed = heap[index]
+        let last = heap.removeLast()
+        removed.heapIndex = -1
+        guard index < heap.count else { return }
+        heap[index] = last
+        last.heapIndex = index
+        siftUp(index)
+        siftDown(last.heapIndex)
+    }
+
+    private func before(_ a: LoopEvent, _ b: LoopEvent) -> Bool {
+        a.deadline != b.deadline ? a.deadline < b.deadline : a.timerSequence < b.timerSequence
+    }
+
+    private func siftUp(_ start: Int) {
+        var index = start
+        while index > 0 {
+            let parent = (index - 1) / 2
+            guard before(heap[index], heap[parent]) else { return }
+            swapAt(index, parent)
+            index = parent
+        }
+    }
+
+    private func siftDown(_ start: Int) {
+        var index = start
+        while true {
+            let left = 2 * index + 1
+            guard left < heap.count else { return }
+            let right = left + 1
+            let child = right < heap.count && before(heap[right], heap[left]) ? right : left
+            guard before(heap[child], heap[index]) else { return }
+            swapAt(index, child)
+            index = child
+        }
+    }
+
+    private func swapAt(_ i: Int, _ j: Int) {
+        heap.swapAt(i, j)
+        heap[i].heapIndex = i
+        heap[j].heapIndex = j
+    }
+
+    /// Past any deadline a process lives to see, and far from wrapping.
+    private static var never: UInt64 { UInt64.max / 2 }
+
+    /// `delay` in nanoseconds, rounded up (a timer never fires before its
+    /// delay), at most `never`; a delay that is not positive is 0.
+    static func nanoseconds(_ delay: Duration) -> UInt64 {
+        let (seconds, attoseconds) = delay.components
+        if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return 0 }
+        let (whole, overflow) = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? never : sum(whole, UInt64((attoseconds + 999_999_999) / 1_000_000_000))
+    }
+
+    /// `a + b`, at most `never`.
+    static func sum(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        a >= never || b >= never - a ? never : a + b
+    }
+
+    static func deadline(_ now: UInt64, plus delay: Duration) -> UInt64 {
+        sum(now, nanoseconds(delay))
+    }
+}
