@@ -182,6 +182,24 @@ private func hasStarted(_ loop: EventLoop) -> Bool {
         runner.join(within: releaseBound, "run() after stop()")
     }
 
+    @Test func cancelWaitingForARunningTimerHandlerIsReleasedWhenItReturns() throws {
+        try withRunningLoop("live-cancel") { loop in
+            let entered = Locked(false), leave = Locked(false)
+            let timer = try loop.schedule(after: .zero) {
+                entered.set(true)
+                let clock = ContinuousClock()
+                let deadline = clock.now + .seconds(60)
+                while !leave.current && clock.now < deadline { sleep(milliseconds: 1) }
+            }
+            #expect(eventually { entered.current })
+            let canceller = TestThread { timer.cancel() }
+            sleep(milliseconds: 50)
+            #expect(!canceller.hasFinished, "cancel() returned while the handler was running")
+            leave.set(true)
+            canceller.join(within: releaseBound, "cancel() of a timer after its running handler returned")
+        }
+    }
+
     @Test func joinOfALoopStoppedBeforeItRanReturnsAtOnce() throws {
         let loop = try EventLoop(name: "never-ran-join")
         loop.stop()

@@ -64,9 +64,10 @@ final class LoopEvent: @unchecked Sendable, Hashable {
     /// Makes a timer, registers it with `loop` (so stop() cancels it) and
     /// adds it to the loop's timers: once after `delay`, or, with an
     /// `interval`, every interval from then on.
+    /// `now` (tests only): the clock's reading the delay counts from.
     static func startTimer(
         on loop: EventLoop, after delay: Duration, every interval: Duration?, handler: @escaping @Sendable () -> Void,
-        onEnd: (@Sendable () -> Void)?
+        onEnd: (@Sendable () -> Void)?, now: UInt64? = nil
     ) throws(EventLoopError) -> LoopEvent {
         let queue = try loop.core().timers
         let registration = LoopEvent(
@@ -77,7 +78,7 @@ final class LoopEvent: @unchecked Sendable, Hashable {
         _ = Unmanaged.passRetained(registration)
         try registration.begin(.timer(queue))
         // A concurrent cancel() marked it removed, and then `add` does nothing.
-        queue.add(registration, after: delay, onLoopThread: loop.inLoop)
+        queue.add(registration, after: delay, onLoopThread: loop.inLoop, now: now)
         return registration
     }
 
@@ -134,10 +135,6 @@ final class LoopEvent: @unchecked Sendable, Hashable {
     func fireTimer() {
         fire(0)
     }
-
-    /// Any thread, for the timer queue: whether this is the thread that
-    /// runs its handlers (a cancel there must not wait for itself).
-    var isOnItsLoopThread: Bool { loop.inLoop }
 
     /// Loop thread, from libevent's callback or the timer queue.
     private func fire(_ what: Int16) {

@@ -13,8 +13,9 @@
 //
 // A timer due at once, added on the loop's thread outside a pass (an I/O
 // callback's or a job's "after this turn"), activates the timerfd's event
-// instead (`event_active`: no system call), and runs in the same turn,
-// after the callbacks already due. Inside a pass it sets the timerfd
+// instead (`event_active` with EV_TIMEOUT, which epoll never reports, so the
+// pass knows not to read the timerfd: no system call at all), and runs in
+// the same turn, after the callbacks already due. Inside a pass it sets the timerfd
 // instead, so that a timer rescheduling itself at once waits for the next
 // turn (an event activated from its own callback would run again in the
 // same pass, for ever).
@@ -53,6 +54,10 @@ final class TimerQueue: @unchecked Sendable {
     private var armingCount = 0
     // Guarded by the lock: a pass is running (on the loop's thread).
     private var inPass = false
+    // Guarded by the lock: the thread that ran the last pass (its
+    // `ThreadToken`). Not `EventLoop.inLoop`: a handler that runs another
+    // loop on this thread makes that loop the thread's current one.
+    private var passThread: UInt = 0
     /// The libevent event that watches `fd`, for `event_active`. Set once by
     /// the loop's core, before any thread can reach the queue.
     nonisolated(unsafe) var event: OpaquePointer?
@@ -74,19 +79,18 @@ final class TimerQueue: @unchecked Sendable {
 
     /// Any thread: `timer` fires `delay` from now (now, if not positive),
     /// unless it was removed already. `onLoopThread`: the caller is the
-    /// thread that runs the loop.
-    func add(_ timer: LoopEvent, after delay: Duration, onLoopThread: Bool) {
-        let now = mainloop_monotonic_ns()
-        parker.lock()
-        defer { parker.unlock() }
-        guard !timer.timerRemoved else { return }
+    /// thread that runs the loop. `now` (tests only): the clock's reading.
+    func add(_ timer: LoopEvent, after delay: Duration, onLoopThread: Bool, now: UInt64? = nil) {
+        let now = now ?? mainloop_monotonic_ns()
         let deadline = TimerQueue.deadline(now, plus: delay)
-        if deadline == now, onLoopThread, !inPass, let event {
-            insert(timer, deadline: deadline, arming: false)
-            event_active(event, Int32(EV_READ), 0)
-        } else {
-            insert(timer, deadline: deadline)
-        }
+        parker.lock()
+        guard !timer.timerRemoved else { return parker.unlock() }
+        let activate = deadline <= now && onLoopThread && !inPass && event != nil
+        insert(timer, deadline: deadline, arming: !activate)
+        parker.unlock()
+        // Outside the lock (libevent takes its own), where its order with
+        // other threads' calls does not matter, unlike the timerfd's setting.
+        if activate { event_active(event, Int32(EV_TIMEOUT), 0) }
     }
 
     /// Any thread: `timer` never starts again. When its handler is running
@@ -97,24 +101,26 @@ final class TimerQueue: @unchecked Sendable {
         defer { parker.unlock() }
         timer.timerRemoved = true
         if timer.heapIndex >= 0 { removeAt(timer.heapIndex) }
-        guard running === timer, !timer.isOnItsLoopThread else { return }
+        guard running === timer, ThreadToken.current != passThread else { return }
         waiters += 1
         while running === timer { _ = parker.wait(until: nil) }
         waiters -= 1
     }
 
-    /// Loop thread, when the timerfd is readable or its event was
-    /// activated: runs every timer due now (added before now), earliest
+    /// Loop thread, when the timerfd is readable (`readable`) or its event
+    /// was activated: runs every timer due now (added before now), earliest
     /// first, then sets the timerfd for the next.
-    func fire() {
+    func fire(readable: Bool) {
         var expirations: UInt64 = 0
-        _ = read(fd, &expirations, 8)  // resets it; EAGAIN when it was activated, or woke spuriously
+        if readable { _ = read(fd, &expirations, 8) }  // resets it; EAGAIN after a spurious wake-up
+        let thread = ThreadToken.current
         parker.lock()
         inPass = true
+        passThread = thread
         let now = mainloop_monotonic_ns()
-        // An expired timerfd is no longer set (read or not, it will not
-        // fire again); one set later still is, for a timer that may be gone.
-        if armed <= now { armed = .max }
+        // An expired timerfd is no longer set (it will not fire again); one
+        // set later still is, for a timer that may be gone.
+        if expirations > 0 || armed <= now { armed = .max }
         let passEnd = nextSequence
         while let top = heap.first, top.deadline <= now, top.timerSequence < passEnd {
             removeAt(0)
@@ -123,7 +129,7 @@ final class TimerQueue: @unchecked Sendable {
             top.fireTimer()
             parker.lock()
             running = nil
-            if waiters > 0 { parker.broadcast() }
+            if waiters > 0 && !FaultInjection.dropsReleases { parker.broadcast() }
             if let interval = top.timerInterval, !top.timerRemoved {
                 // The next period counts from the deadline, not from when it
                 // ran, so a periodic timer does not drift; after a long stall
@@ -143,6 +149,15 @@ final class TimerQueue: @unchecked Sendable {
     /// timerfd_settime calls so far (for tests: none per turn of the loop).
     var armings: Int { parker.withLock { armingCount } }
 
+    /// For tests: the heap is ordered and every timer knows its index.
+    var isConsistent: Bool {
+        parker.withLock {
+            heap.indices.allSatisfy { index in
+                heap[index].heapIndex == index && (index == 0 || !before(heap[index], heap[(index - 1) / 2]))
+            }
+        }
+    }
+
     // MARK: The heap (lock held)
 
     private func insert(_ timer: LoopEvent, deadline: UInt64, arming: Bool = true) {
@@ -155,6 +170,10 @@ final class TimerQueue: @unchecked Sendable {
         if arming, !inPass, deadline < armed { arm(deadline) }
     }
 
+    /// Lock held, the system call too: two threads setting the timerfd one
+    /// after the other outside it could make their calls in the other
+    /// order, leaving a later deadline set than `armed` says, and the
+    /// earliest timer would fire late.
     private func arm(_ deadline: UInt64) {
         let rc = mainloop_timerfd_set(fd, deadline)
         // Only EBADF/EINVAL can fail here: a closed fd or a bad deadline,

@@ -21,8 +21,8 @@ public struct Scheduled: Sendable, Hashable {
 extension EventLoop {
     /// Runs `work` on the loop once, no earlier than `delay` from now.
     ///
-    /// The delay is measured on `CLOCK_MONOTONIC`. Timers scheduled with the
-    /// same delay run in the order they were scheduled. A negative or zero
+    /// The delay is measured on `CLOCK_MONOTONIC`. Timers one thread schedules
+    /// with the same delay run in the order it scheduled them. A negative or zero
     /// delay runs it as soon as the loop gets to it, never inside the job or
     /// handler that scheduled it. Stopping the loop cancels the timer if it
     /// has not fired.

@@ -99,8 +99,9 @@ final class LoopCore: @unchecked Sendable {
             }, context)
         timerEvent = event_new(
             base, timers.fd, Int16(EV_READ | EV_PERSIST),
-            { _, _, context in
-                Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().timers.fire()
+            { _, what, context in
+                let readable = Int32(what) & Int32(EV_READ) != 0
+                Unmanaged<LoopCore>.fromOpaque(context!).takeUnretainedValue().timers.fire(readable: readable)
             }, context)
         timers.event = timerEvent
         guard let wakeEvent, let timerEvent, rearmEvent != nil else {
