@@ -162,4 +162,26 @@ import Testing
             #expect(after[1] - after[0] >= interval / 2, "runs after the stall: \(after.map { $0 - stallEnd })")
         }
     }
+
+    @Test func aTimerCancelledFromAnotherLoopRunInsideItsHandlerDoesNotWaitForItself() throws {
+        try withSpawnedLoop("outer") { outer in
+            // The handler runs a second loop on the outer loop's thread, and
+            // a job there cancels the handler's own timer: the same thread,
+            // though that thread's current loop is now the inner one.
+            let inner = try EventLoop(name: "inner")
+            let cancelled = Locked(false)
+            let scheduled = Locked<Scheduled?>(nil)
+            let timer = try outer.schedule(after: .milliseconds(50)) {
+                try? inner.post {
+                    scheduled.current?.cancel()
+                    cancelled.set(true)
+                    inner.stop()
+                }
+                try? inner.run()
+            }
+            scheduled.set(timer)
+            #expect(eventually(within: .seconds(5)) { cancelled.current })
+            #expect(!timer.isPending)
+        }
+    }
 }
