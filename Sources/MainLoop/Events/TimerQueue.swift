@@ -52,6 +52,8 @@ final class TimerQueue: @unchecked Sendable {
     private var waiters = 0
     // Guarded by the lock: timerfd_settime calls so far.
     private var armingCount = 0
+    // Guarded by the lock: reads of the timerfd so far.
+    private var readCount = 0
     // Guarded by the lock: a pass is running (on the loop's thread).
     private var inPass = false
     // Guarded by the lock: the thread that ran the last pass (its
@@ -115,6 +117,7 @@ final class TimerQueue: @unchecked Sendable {
         if readable { _ = read(fd, &expirations, 8) }  // resets it; EAGAIN after a spurious wake-up
         let thread = ThreadToken.current
         parker.lock()
+        if readable { readCount += 1 }
         inPass = true
         passThread = thread
         let now = mainloop_monotonic_ns()
@@ -148,6 +151,9 @@ final class TimerQueue: @unchecked Sendable {
 
     /// timerfd_settime calls so far (for tests: none per turn of the loop).
     var armings: Int { parker.withLock { armingCount } }
+
+    /// Reads of the timerfd so far (for tests: none for an activated pass).
+    var reads: Int { parker.withLock { readCount } }
 
     /// For tests: the heap is ordered and every timer knows its index.
     var isConsistent: Bool {
