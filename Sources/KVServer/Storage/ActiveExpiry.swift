@@ -4,8 +4,10 @@
 // expiry (Redis runs a fast cycle before every sleep, at most every 2 ms),
 // so keys with short TTLs leave within 10 ms of their deadline, and a tick
 // with nothing due compares one deadline per database; every 100 ms while
-// none has (Redis's `hz 10`), so an idle kvd wakes 10 times a second, not
-// 100, and a first TTL waits at most 100 ms for its first tick.
+// none has (Redis's `hz 10`), so idle ticks come 10 times a second, not
+// 100 (the save points' check, ServerSnapshots.swift, is a timer of its
+// own at another phase), and a first TTL waits at most 100 ms for its
+// first tick.
 //
 // Each tick runs one slice (`Databases.expireCycle`, at most 2 ms). While
 // expired keys keep turning up, the next slice is posted to the core loop,
