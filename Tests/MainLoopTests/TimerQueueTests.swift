@@ -57,7 +57,8 @@ import Testing
             #expect(!cancelled.isEmpty, "no cancel came before its deadline")
             let expected = (0..<count).filter { !cancelled.contains($0) }
             #expect(eventually { expected.allSatisfy { fired.current[$0] == 1 } })
-            sleep(milliseconds: 140)  // past every deadline: nothing more may fire
+            // The heap empty: a cancelled timer is not in it, so it can never fire.
+            #expect(eventually { queue.count == 0 })
             #expect(fired.current.enumerated().filter { cancelled.contains($0.offset) }.allSatisfy { $0.element == 0 })
             #expect(fired.current.allSatisfy { $0 <= 1 })
             #expect(try loop.postAndWait { try loop.core().timers.count } == 0)
@@ -121,7 +122,14 @@ import Testing
             #expect(eventually { timers.armings == before + 3 })
             for _ in 0..<2_000 { try loop.postAndWait {} }
             #expect(timers.armings == before + 3)
-            // Due at once, from a job on the loop's thread: activated, not set.
+            // Due at once, from a job on the loop's thread: not inside the job.
+            let ranInside = try loop.postAndWait { () -> Bool in
+                let ran = Locked(false)
+                _ = try? loop.schedule(after: .zero) { ran.set(true) }
+                return ran.current
+            }
+            #expect(!ranInside, "a zero delay ran inside the job that scheduled it")
+            // Activated, not set.
             let atOnce = Locked(0)
             let reads = timers.reads
             for _ in 0..<100 {

@@ -34,7 +34,6 @@ final class LoopEvent: @unchecked Sendable, Hashable {
     // Guarded by `lock`. nil once the event has ended.
     private var source: Source?
     private let handler: Handler
-    private let oneShot: Bool
     private let loop: EventLoop
     /// Called once when the event ends, whatever ended it.
     private let onEnd: (@Sendable () -> Void)?
@@ -48,15 +47,13 @@ final class LoopEvent: @unchecked Sendable, Hashable {
     var heapIndex = -1
     /// Set by the queue's `remove`: never add it again.
     var timerRemoved = false
-    /// A periodic timer's interval in nanoseconds; nil for a one-shot timer.
+    /// A periodic timer's interval in nanoseconds; nil for a one-shot timer
+    /// (and for a libevent event, which is never one-shot).
     let timerInterval: UInt64?
 
-    private init(
-        loop: EventLoop, handler: Handler, oneShot: Bool, interval: UInt64? = nil, onEnd: (@Sendable () -> Void)?
-    ) {
+    private init(loop: EventLoop, handler: Handler, interval: UInt64? = nil, onEnd: (@Sendable () -> Void)?) {
         self.loop = loop
         self.handler = handler
-        self.oneShot = oneShot
         self.timerInterval = interval
         self.onEnd = onEnd
     }
@@ -71,8 +68,7 @@ final class LoopEvent: @unchecked Sendable, Hashable {
     ) throws(EventLoopError) -> LoopEvent {
         let queue = try loop.core().timers
         let registration = LoopEvent(
-            loop: loop, handler: .timer(handler), oneShot: interval == nil,
-            interval: interval.map(TimerQueue.nanoseconds), onEnd: onEnd)
+            loop: loop, handler: .timer(handler), interval: interval.map { nanoseconds(of: $0) }, onEnd: onEnd)
         // One reference until the timer ends (released by `cancel`), as a
         // libevent event's context holds one.
         _ = Unmanaged.passRetained(registration)
@@ -88,7 +84,7 @@ final class LoopEvent: @unchecked Sendable, Hashable {
         on loop: EventLoop, fd: Int32, flags: Int32, handler: Handler
     ) throws(EventLoopError) -> LoopEvent {
         let core = try loop.core()
-        let registration = LoopEvent(loop: loop, handler: handler, oneShot: false, onEnd: nil)
+        let registration = LoopEvent(loop: loop, handler: handler, onEnd: nil)
         // The event holds one reference to its registration until it is freed.
         let context = Unmanaged.passRetained(registration).toOpaque()
         guard
@@ -131,9 +127,11 @@ final class LoopEvent: @unchecked Sendable, Hashable {
         }
     }
 
-    /// Loop thread, from the timer queue (which holds it while it runs).
+    /// Loop thread, from the timer queue (which holds it while it runs). A
+    /// one-shot timer ends once it ran.
     func fireTimer() {
         fire(0)
+        if timerInterval == nil { cancel() }
     }
 
     /// Loop thread, from libevent's callback or the timer queue.
@@ -151,7 +149,6 @@ final class LoopEvent: @unchecked Sendable, Hashable {
         }
         monitor?.end()
         if loop.leftBehindByFork { LoopCore.returnedAfterFork() }
-        if oneShot { cancel() }
     }
 
     /// Ends the event (see the cancellation rule at the top of this file). Idempotent.

@@ -84,7 +84,7 @@ final class TimerQueue: @unchecked Sendable {
     /// thread that runs the loop. `now` (tests only): the clock's reading.
     func add(_ timer: LoopEvent, after delay: Duration, onLoopThread: Bool, now: UInt64? = nil) {
         let now = now ?? mainloop_monotonic_ns()
-        let deadline = TimerQueue.deadline(now, plus: delay)
+        let deadline = monotonicDeadline(now, plus: delay)
         parker.lock()
         guard !timer.timerRemoved else { return parker.unlock() }
         let activate = deadline <= now && onLoopThread && !inPass && event != nil
@@ -137,8 +137,8 @@ final class TimerQueue: @unchecked Sendable {
                 // The next period counts from the deadline, not from when it
                 // ran, so a periodic timer does not drift; after a long stall
                 // it counts from now instead of firing for every period missed.
-                let next = TimerQueue.sum(top.deadline, interval)
-                insert(top, deadline: next > now ? next : TimerQueue.sum(now, interval))
+                let next = saturatingSum(top.deadline, interval)
+                insert(top, deadline: next > now ? next : saturatingSum(now, interval))
             }
         }
         inPass = false
@@ -231,26 +231,5 @@ final class TimerQueue: @unchecked Sendable {
         heap.swapAt(i, j)
         heap[i].heapIndex = i
         heap[j].heapIndex = j
-    }
-
-    /// Past any deadline a process lives to see, and far from wrapping.
-    private static var never: UInt64 { UInt64.max / 2 }
-
-    /// `delay` in nanoseconds, rounded up (a timer never fires before its
-    /// delay), at most `never`; a delay that is not positive is 0.
-    static func nanoseconds(_ delay: Duration) -> UInt64 {
-        let (seconds, attoseconds) = delay.components
-        if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return 0 }
-        let (whole, overflow) = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? never : sum(whole, UInt64((attoseconds + 999_999_999) / 1_000_000_000))
-    }
-
-    /// `a + b`, at most `never`.
-    static func sum(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        a >= never || b >= never - a ? never : a + b
-    }
-
-    static func deadline(_ now: UInt64, plus delay: Duration) -> UInt64 {
-        sum(now, nanoseconds(delay))
     }
 }

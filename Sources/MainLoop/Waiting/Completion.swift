@@ -543,13 +543,29 @@ enum ThreadSemaphore {
 @usableFromInline
 func monotonicDeadline(after timeout: Duration?) -> UInt64? {
     guard let timeout else { return nil }
-    let (seconds, attoseconds) = timeout.components
-    if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return mainloop_monotonic_ns() }
-    let nanos = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
-    let total = nanos.partialValue.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
-    if nanos.overflow || total.overflow { return UInt64.max / 2 }
-    let sum = mainloop_monotonic_ns().addingReportingOverflow(total.partialValue)
-    return sum.overflow ? UInt64.max / 2 : sum.partialValue
+    return monotonicDeadline(mainloop_monotonic_ns(), plus: timeout)
+}
+
+/// Past any deadline a process lives to see (about 146 years), and far from wrapping.
+let monotonicNever = UInt64.max / 2
+
+/// `now` plus `delay`, at most `monotonicNever`; `now` for a delay that is not positive.
+func monotonicDeadline(_ now: UInt64, plus delay: Duration) -> UInt64 {
+    saturatingSum(now, nanoseconds(of: delay))
+}
+
+/// `delay` in nanoseconds, rounded up (nothing bounded by it ends before
+/// it), at most `monotonicNever`; 0 for a delay that is not positive.
+func nanoseconds(of delay: Duration) -> UInt64 {
+    let (seconds, attoseconds) = delay.components
+    if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return 0 }
+    let (whole, overflow) = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
+    return overflow ? monotonicNever : saturatingSum(whole, UInt64((attoseconds + 999_999_999) / 1_000_000_000))
+}
+
+/// `a + b`, at most `monotonicNever`.
+func saturatingSum(_ a: UInt64, _ b: UInt64) -> UInt64 {
+    a >= monotonicNever || b >= monotonicNever - a ? monotonicNever : a + b
 }
 
 // MARK: - WaitForGraph
