@@ -33,8 +33,8 @@ public final class Dispatcher {
     var replicaOutputLimit = ServerOptions.OutputBufferLimit(hard: 256 << 20, soft: 64 << 20, softSeconds: 60)
     /// CONFIG RESETSTAT's part outside the dispatcher (the server's connection counts).
     let resetServerStats: @Sendable () -> Void
-    /// The idle-client check's timer, while `idleTimeout` is set.
-    private var idleCheck: Scheduled?
+    /// The core's periodic work: active expiry, the save points, idle clients.
+    let cron = ServerCron()
     /// CLIENT PAUSE's pause, and the clients it holds.
     var pause = ClientPause()
     /// MEMORY STATS's figures over time (startup, peak).
@@ -121,18 +121,14 @@ public final class Dispatcher {
     }
 
     /// Redis's `timeout`: from now on, a client idle for `seconds` (not
-    /// parked by a blocking command) is closed, checked once a second.
+    /// parked by a blocking command) is closed, checked once a second by
+    /// the core's ticks (ServerCron.swift).
     func setIdleTimeout(seconds: Int) {
         idleTimeout = seconds
-        idleCheck?.cancel()
-        idleCheck = nil
-        guard seconds > 0, let owner else { return }
-        idleCheck = try? owner.loop.schedule(every: .seconds(1)) {
-            owner.withValue { $0.closeIdleClients() }
-        }
     }
 
-    private func closeIdleClients() {
+    /// Core loop: closes the clients idle for longer than `idleTimeout`.
+    func closeIdleClients() {
         let now = monotonicMilliseconds()
         for session in sessions.all
         where now - session.lastCommandAt > Int64(idleTimeout) * 1000 && !blocked.isParked(session.id) {

@@ -1,7 +1,8 @@
 // ServerSnapshots.swift: the server's side of snapshots: the settings
 // from the command line and the load at start (before the core loop owns
-// the dispatcher, so before any client), the save-point timer on the core,
-// and the snapshot before exit (SIGTERM), which kvd's main.swift asks for.
+// the dispatcher, so before any client), the save points' checks (on the
+// core's ticks, ServerCron.swift), and the snapshot before exit (SIGTERM),
+// which kvd's main.swift asks for.
 import Glibc
 import MainLoop
 
@@ -119,21 +120,16 @@ extension AppendOnlyFile {
 }
 
 extension Server {
-    /// Core loop: save points checked ten times a second, as Redis's serverCron does.
+    /// Any thread: the save points and the append-only file checked ten
+    /// times a second by the core's ticks (ServerCron.swift), as Redis's
+    /// serverCron does.
     func startSavePoints() throws {
         guard options.directory != nil else { return }
-        let dispatcher = hop.dispatcher
-        let timer = try coreLoop.schedule(every: .milliseconds(100)) {
-            dispatcher.withValue {
-                $0.persistence.tick($0.databases, owner: dispatcher, rewriting: $0.appendOnly.rewriteStarted != nil)
-                $0.appendOnlyTick()
-            }
-        }
-        try coreLoop.post { self.savePointTimer = timer }
+        try hop.dispatcher.post { $0.cron.checksPersistence = true }
     }
 
-    /// Core loop, once, as kvd stops (SIGTERM, SIGINT): the save-point
-    /// timer stops, and a snapshot is saved when save points are set (as
+    /// Core loop, once, as kvd stops (SIGTERM, SIGINT): the save points
+    /// are no longer checked, and a snapshot is saved when save points are set (as
     /// Redis does: `--save ""` exits without one). It waits for a BGSAVE
     /// still being written, then writes the newest data after it. Later
     /// calls do nothing. Returns false when the save failed.
@@ -142,7 +138,7 @@ extension Server {
         hop.dispatcher.withValue { dispatcher in
             guard !finalSnapshotTaken else { return true }
             finalSnapshotTaken = true
-            savePointTimer?.cancel()
+            dispatcher.cron.checksPersistence = false
             // The log's last effects are written and fsynced (Redis does the same on exit).
             dispatcher.appendOnly.stop(dispatcher.databases.feed)
             let persistence = dispatcher.persistence

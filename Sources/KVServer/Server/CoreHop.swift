@@ -80,17 +80,18 @@ public struct CoreHop: Sendable {
         }
     }
 
-    /// Any thread: starts active expiry over the dispatcher's databases, on
-    /// the core loop (see ActiveExpiry).
+    /// Any thread: starts the core's ticks on the core loop: active
+    /// expiry, and the idle clients' check while `timeout` is set (see
+    /// ServerCron).
     /// - Throws: ``EventLoopError/shutDown`` when the core has stopped.
-    public func startActiveExpiry() throws {
+    public func startCron() throws {
         let dispatcher = self.dispatcher
-        try dispatcher.post { ActiveExpiry.start($0.databases, through: dispatcher) { $0.databases } }
+        try dispatcher.post { _ in ServerCron.start(through: dispatcher) }
     }
 
-    /// Any thread: no more active expiry ticks (graceful shutdown).
-    public func stopActiveExpiry() {
-        try? dispatcher.post { $0.databases.activeExpiry.stop() }
+    /// Any thread: no more ticks (graceful shutdown).
+    public func stopCron() {
+        try? dispatcher.post { $0.cron.stop() }
     }
 
     /// Any thread: a connection was accepted. Posted before its first

@@ -1,6 +1,6 @@
 // Server.swift: kvd's wiring: the core that owns the keyspace, the I/O
-// worker loops, the listening sockets, starting active expiry
-// (Storage/ActiveExpiry.swift) and graceful shutdown.
+// worker loops, the listening sockets, starting the core's ticks
+// (ServerCron.swift) and graceful shutdown.
 // The command line is ServerOptions.swift; the hop to the core is CoreHop.swift.
 import Glibc
 import MainLoop
@@ -42,8 +42,6 @@ public final class Server: @unchecked Sendable {
     public var shutdownCommand: (@Sendable () -> Void)?
     /// Why the snapshot could not be loaded (`start` throws it).
     private let loadError: PersistenceError?
-    /// The save-point timer (Persistence/ServerSnapshots.swift); set by `start`.
-    var savePointTimer: Scheduled?
     /// The final snapshot is being written (set on the core, read by the
     /// signal thread's exit timer, which waits for it).
     let savingFinalSnapshot = Atomic<Bool>(false)
@@ -136,7 +134,7 @@ public final class Server: @unchecked Sendable {
             }
         }
         settings.port.store(chosenPort, ordering: .relaxed)
-        try hop.startActiveExpiry()
+        try hop.startCron()
         try startSavePoints()
     }
 
@@ -204,7 +202,7 @@ public final class Server: @unchecked Sendable {
     /// kvd's shutdown budget stops it). Call once.
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         onShutdownComplete = completion
-        hop.stopActiveExpiry()
+        hop.stopCron()
         for worker in workers {
             do {
                 try worker.loop.post { worker.beginShutdown() }
