@@ -16,9 +16,9 @@ import CLibevent
 import Glibc
 
 final class LoopEvent: @unchecked Sendable, Hashable {
-    // `@unchecked Sendable`: `source` is guarded by `lock`; the timer
-    // fields by their queue's lock; the handler is `@Sendable` and only
-    // ever called by the loop thread.
+    // `@unchecked Sendable`: `source` is guarded by `lock`; `place` by its
+    // queue's lock; the handler is `@Sendable` and only ever called by the
+    // loop thread.
 
     enum Handler {
         case timer(@Sendable () -> Void)
@@ -38,15 +38,8 @@ final class LoopEvent: @unchecked Sendable, Hashable {
     /// Called once when the event ends, whatever ended it.
     private let onEnd: (@Sendable () -> Void)?
 
-    // A timer's place in its queue, guarded by the queue's lock.
-    /// When it is due (monotonic nanoseconds).
-    var deadline: UInt64 = 0
-    /// When it was (re)added, among the queue's timers: the tie-break.
-    var timerSequence: UInt64 = 0
-    /// Its index in the queue's heap; -1 when not in it.
-    var heapIndex = -1
-    /// Set by the queue's `remove`: never add it again.
-    var timerRemoved = false
+    /// A timer's place in its queue, guarded by the queue's lock.
+    var place = TimerQueue.Place()
     /// A periodic timer's interval in nanoseconds; nil for a one-shot timer
     /// (and for a libevent event, which is never one-shot).
     let timerInterval: UInt64?

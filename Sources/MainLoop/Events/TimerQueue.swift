@@ -86,7 +86,7 @@ final class TimerQueue: @unchecked Sendable {
         let now = now ?? mainloop_monotonic_ns()
         let deadline = monotonicDeadline(now, plus: delay)
         parker.lock()
-        guard !timer.timerRemoved else { return parker.unlock() }
+        guard !timer.place.removed else { return parker.unlock() }
         let activate = deadline <= now && onLoopThread && !inPass && event != nil
         insert(timer, deadline: deadline, arming: !activate)
         parker.unlock()
@@ -101,8 +101,8 @@ final class TimerQueue: @unchecked Sendable {
     func remove(_ timer: LoopEvent) {
         parker.lock()
         defer { parker.unlock() }
-        timer.timerRemoved = true
-        if timer.heapIndex >= 0 { removeAt(timer.heapIndex) }
+        timer.place.removed = true
+        if timer.place.heapIndex >= 0 { removeAt(timer.place.heapIndex) }
         guard running === timer, ThreadToken.current != passThread else { return }
         waiters += 1
         while running === timer { _ = parker.wait(until: nil) }
@@ -125,7 +125,7 @@ final class TimerQueue: @unchecked Sendable {
         // set later still is, for a timer that may be gone.
         if expirations > 0 || armed <= now { armed = .max }
         let passEnd = nextSequence
-        while let top = heap.first, top.deadline <= now, top.timerSequence < passEnd {
+        while let top = heap.first, top.place.deadline <= now, top.place.sequence < passEnd {
             removeAt(0)
             running = top
             parker.unlock()
@@ -133,16 +133,16 @@ final class TimerQueue: @unchecked Sendable {
             parker.lock()
             running = nil
             if waiters > 0 && !FaultInjection.dropsReleases { parker.broadcast() }
-            if let interval = top.timerInterval, !top.timerRemoved {
+            if let interval = top.timerInterval, !top.place.removed {
                 // The next period counts from the deadline, not from when it
                 // ran, so a periodic timer does not drift; after a long stall
                 // it counts from now instead of firing for every period missed.
-                let next = saturatingSum(top.deadline, interval)
+                let next = saturatingSum(top.place.deadline, interval)
                 insert(top, deadline: next > now ? next : saturatingSum(now, interval))
             }
         }
         inPass = false
-        if let first = heap.first, first.deadline < armed { arm(first.deadline) }
+        if let first = heap.first, first.place.deadline < armed { arm(first.place.deadline) }
         parker.unlock()
     }
 
@@ -159,7 +159,7 @@ final class TimerQueue: @unchecked Sendable {
     var isConsistent: Bool {
         parker.withLock {
             heap.indices.allSatisfy { index in
-                heap[index].heapIndex == index && (index == 0 || !before(heap[index], heap[(index - 1) / 2]))
+                heap[index].place.heapIndex == index && (index == 0 || !before(heap[index], heap[(index - 1) / 2]))
             }
         }
     }
@@ -167,10 +167,10 @@ final class TimerQueue: @unchecked Sendable {
     // MARK: The heap (lock held)
 
     private func insert(_ timer: LoopEvent, deadline: UInt64, arming: Bool = true) {
-        timer.deadline = deadline
-        timer.timerSequence = nextSequence
+        timer.place.deadline = deadline
+        timer.place.sequence = nextSequence
         nextSequence &+= 1
-        timer.heapIndex = heap.count
+        timer.place.heapIndex = heap.count
         heap.append(timer)
         siftUp(heap.count - 1)
         if arming, !inPass, deadline < armed { arm(deadline) }
@@ -192,16 +192,16 @@ final class TimerQueue: @unchecked Sendable {
     private func removeAt(_ index: Int) {
         let removed = heap[index]
         let last = heap.removeLast()
-        removed.heapIndex = -1
+        removed.place.heapIndex = -1
         guard index < heap.count else { return }
         heap[index] = last
-        last.heapIndex = index
+        last.place.heapIndex = index
         siftUp(index)
-        siftDown(last.heapIndex)
+        siftDown(last.place.heapIndex)
     }
 
     private func before(_ a: LoopEvent, _ b: LoopEvent) -> Bool {
-        a.deadline != b.deadline ? a.deadline < b.deadline : a.timerSequence < b.timerSequence
+        a.place.deadline != b.place.deadline ? a.place.deadline < b.place.deadline : a.place.sequence < b.place.sequence
     }
 
     private func siftUp(_ start: Int) {
@@ -229,7 +229,22 @@ final class TimerQueue: @unchecked Sendable {
 
     private func swapAt(_ i: Int, _ j: Int) {
         heap.swapAt(i, j)
-        heap[i].heapIndex = i
-        heap[j].heapIndex = j
+        heap[i].place.heapIndex = i
+        heap[j].place.heapIndex = j
+    }
+}
+
+extension TimerQueue {
+    /// A timer's place in its queue. Its fields are private to this file:
+    /// only the queue reaches them, under its lock.
+    struct Place {
+        /// When it is due (monotonic nanoseconds).
+        fileprivate var deadline: UInt64 = 0
+        /// When it was (re)added, among the queue's timers: the tie-break.
+        fileprivate var sequence: UInt64 = 0
+        /// Its index in the queue's heap; -1 when not in it.
+        fileprivate var heapIndex = -1
+        /// Set by the queue's `remove`: never add it again.
+        fileprivate var removed = false
     }
 }
