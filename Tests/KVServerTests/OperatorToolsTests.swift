@@ -105,11 +105,17 @@ import Testing
             #expect(newcomer.roundTrip("GET a\r\n", replyBytes: noauth.utf8.count) == noauth)
             #expect(newcomer.roundTrip("AUTH s3cret\r\n", replyBytes: 5) == "+OK\r\n")
             #expect(admin.roundTrip("CONFIG SET requirepass \"\"\r\n", replyBytes: 5) == "+OK\r\n")
-            // timeout: an idle client is closed; a busy one is not.
+            // timeout: an idle client is closed; a busy one is not, nor (as
+            // in Redis) an idle subscriber or MONITOR client.
             // (Connected and answered first: a stall of a second between its
             // connect and its PING must not count against the server.)
             let idle = try TestClient(port: server.port)
             #expect(idle.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+            let subscriber = try TestClient(port: server.port)
+            let subscribed = "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n"
+            #expect(subscriber.roundTrip("SUBSCRIBE news\r\n", replyBytes: subscribed.utf8.count) == subscribed)
+            let monitor = try TestClient(port: server.port)
+            #expect(monitor.roundTrip("MONITOR\r\n", replyBytes: 5) == "+OK\r\n")
             #expect(admin.roundTrip("CONFIG SET timeout 1\r\n", replyBytes: 5) == "+OK\r\n")
             var start = timespec()
             clock_gettime(CLOCK_MONOTONIC, &start)
@@ -117,6 +123,16 @@ import Testing
             var end = timespec()
             clock_gettime(CLOCK_MONOTONIC, &end)
             #expect(end.tv_sec - start.tv_sec < 5)
+            // The idle one is gone, so a check has run past the other two's
+            // second; one more second, and both still answer.
+            var nap = timespec(tv_sec: 1, tv_nsec: 200_000_000)
+            nanosleep(&nap, nil)
+            let publisher = try TestClient(port: server.port)  // the admin has been idle too
+            let published = publisher.roundTrip("PUBLISH news hello\r\n", replyBytes: 4)
+            #expect(published == ":1\r\n", "the idle subscriber was closed")
+            let message = "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n"
+            #expect(String(decoding: subscriber.read(count: message.utf8.count), as: UTF8.self) == message)
+            #expect(monitor.readLine().contains("\"PUBLISH\" \"news\" \"hello\""), "the idle MONITOR client was closed")
         }
     }
 

@@ -120,18 +120,22 @@ public final class Dispatcher {
         stats.slowlog.maxLength = settings.options.slowlogMaxLength
     }
 
-    /// Redis's `timeout`: from now on, a client idle for `seconds` (not
-    /// parked by a blocking command) is closed, checked once a second by
-    /// the core's ticks (ServerCron.swift).
+    /// Redis's `timeout`: from now on, a client idle for `seconds` is
+    /// closed, checked once a second by the core's ticks (ServerCron.swift).
     func setIdleTimeout(seconds: Int) {
         idleTimeout = seconds
     }
 
-    /// Core loop: closes the clients idle for longer than `idleTimeout`.
+    /// Core loop: closes the clients idle for longer than `idleTimeout`,
+    /// except those Redis's `clientsCronHandleTimeout` spares: a client
+    /// parked by a blocking command, a subscriber (it only listens) and a
+    /// MONITOR client (a replica's flag in Redis).
     func closeIdleClients() {
         let now = monotonicMilliseconds()
         for session in sessions.all
-        where now - session.lastCommandAt > Int64(idleTimeout) * 1000 && !blocked.isParked(session.id) {
+        where now - session.lastCommandAt > Int64(idleTimeout) * 1000 && !blocked.isParked(session.id)
+            && !session.isSubscribed && !session.monitoring
+        {
             session.info.kill()
         }
     }
