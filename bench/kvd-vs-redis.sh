@@ -7,7 +7,8 @@
 # (kvd-allocations), and the memory per element of those types against
 # redis-server's (bench/collection-memory.py). Not part of CI: a comparison on a shared machine; only
 # the ratios of one run mean anything. Prints markdown; the raw lines go to
-# bench/kvd-latest.txt and the picture to Sources/MainLoop/MainLoop.docc/Resources/bench-kvd.svg.
+# bench/kvd-latest.txt (and the snapshots' to bench/kvd-persistence-latest.txt)
+# and the picture to Sources/MainLoop/MainLoop.docc/Resources/bench-kvd.svg.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
@@ -29,7 +30,8 @@ KVD_BENCH=aof python3 bench/kvd-vs-redis.py .build/release/kvd "$ROUNDS" "$N"
 echo
 echo "Snapshots of 1M keys (BGSAVE's stall, load time):"
 echo
-.build/venv/bin/python bench/persistence-bench.py .build/release/kvd  # redis-py: make py-deps
+# redis-py: make py-deps
+.build/venv/bin/python bench/persistence-bench.py .build/release/kvd | tee bench/kvd-persistence-latest.txt
 echo
 echo "Heap allocations per request in steady state (kvd-allocations, release build):"
 echo

@@ -61,12 +61,13 @@ func launchKVD(
 
     // An idle kvd (no key with an expiry) ticks 10 times a second, as
     // Redis's hz 10, not 100: its main thread sleeps through the rest. The
-    // save points' check and the idle clients' (`timeout` is set) ride on
-    // the same ticks: with a timer of their own each, at phases of their
-    // own, it woke 21 times. A TTL brings the 10 ms tick back. Counted as
+    // save points' check (kvd always has a data directory: `launchKVD`
+    // gives one) and the idle clients' (`timeout` is set) ride on the same
+    // ticks: with a timer of their own each, at phases of their own, it
+    // woke 21 times. A TTL brings the 10 ms tick back. Counted as
     // the main thread's voluntary context switches over one second.
     @Test func anIdleDaemonWakesTenTimesASecondNotAHundred() throws {
-        let (process, _, port) = try launchKVD(["--port", "0", "--io-threads", "0"], save: "3600 1")
+        let (process, _, port) = try launchKVD(["--port", "0", "--io-threads", "0"])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let pid = process.processIdentifier
         // Wake-ups per second, over a window of about one second whose

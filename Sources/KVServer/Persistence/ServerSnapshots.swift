@@ -128,8 +128,9 @@ extension Server {
         try hop.dispatcher.post { $0.cron.checksPersistence = true }
     }
 
-    /// Core loop, once, as kvd stops (SIGTERM, SIGINT): the save points
-    /// are no longer checked, and a snapshot is saved when save points are set (as
+    /// Core loop, once, as kvd stops (SIGTERM, SIGINT), after `shutdown`
+    /// (which stops the save points' checks; this stops them too when
+    /// called without it): a snapshot is saved when save points are set (as
     /// Redis does: `--save ""` exits without one). It waits for a BGSAVE
     /// still being written, then writes the newest data after it. Later
     /// calls do nothing. Returns false when the save failed.

@@ -81,15 +81,17 @@ public struct CoreHop: Sendable {
     }
 
     /// Any thread: starts the core's ticks on the core loop: active
-    /// expiry, and the idle clients' check while `timeout` is set (see
-    /// ServerCron).
+    /// expiry, the idle clients' check while `timeout` is set, and the
+    /// save points' and the append-only file's checks once the server
+    /// turns them on (see ServerCron).
     /// - Throws: ``EventLoopError/shutDown`` when the core has stopped.
     public func startCron() throws {
         let dispatcher = self.dispatcher
-        try dispatcher.post { _ in ServerCron.start(through: dispatcher) }
+        try dispatcher.post { ServerCron.start($0, through: dispatcher) }
     }
 
-    /// Any thread: no more ticks (graceful shutdown).
+    /// Any thread: no more ticks, so none of the checks above either
+    /// (graceful shutdown).
     public func stopCron() {
         try? dispatcher.post { $0.cron.stop() }
     }

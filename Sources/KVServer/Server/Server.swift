@@ -196,10 +196,13 @@ public final class Server: @unchecked Sendable {
 
     // MARK: - Shutdown
 
-    /// Graceful stop: every worker stops accepting, answers what its
-    /// connections have read, and closes them; then `completion` runs (on
-    /// the core loop; not at all if the core loop has stopped by then, as
-    /// kvd's shutdown budget stops it). Call once.
+    /// Graceful stop: the core's ticks stop (active expiry, the save
+    /// points' and the append-only file's checks: no background save
+    /// starts while the server drains, and every core job still writes the
+    /// log), every worker stops accepting, answers what its connections
+    /// have read, and closes them; then `completion` runs (on the core
+    /// loop; not at all if the core loop has stopped by then, as kvd's
+    /// shutdown budget stops it). Call once.
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         onShutdownComplete = completion
         hop.stopCron()

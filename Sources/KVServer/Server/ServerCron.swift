@@ -31,14 +31,12 @@ final class ServerCron {
     private var lastPersistenceCheck: Int64 = 0
     private var lastIdleCheck: Int64 = 0
 
-    /// Core loop: starts the ticks for the dispatcher `owner` holds.
-    static func start(through owner: LoopBound<Dispatcher>) {
-        owner.withValue { dispatcher in
-            let now = monotonicMilliseconds()
-            dispatcher.cron.lastPersistenceCheck = now
-            dispatcher.cron.lastIdleCheck = now
-            scheduleTick(dispatcher, through: owner)
-        }
+    /// Core loop: starts the ticks for `dispatcher`, which `owner` holds.
+    static func start(_ dispatcher: Dispatcher, through owner: LoopBound<Dispatcher>) {
+        let now = monotonicMilliseconds()
+        dispatcher.cron.lastPersistenceCheck = now
+        dispatcher.cron.lastIdleCheck = now
+        scheduleTick(dispatcher, through: owner)
     }
 
     /// Core loop: no more ticks (a chain of expiry slices that runs finishes).

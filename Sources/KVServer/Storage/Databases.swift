@@ -1,7 +1,8 @@
 // Databases.swift: the 16 databases SELECT chooses from, the clock their
-// commands run at, and active expiry over all of them (its schedule is
-// ActiveExpiry.swift). Owned by the dispatcher, on the core loop's thread,
-// like each Keyspace in it.
+// commands run at, and active expiry over all of them (its slices are
+// ActiveExpiry.swift, its schedule the core's ticks, Server/ServerCron.swift).
+// Owned by the dispatcher, on the core loop's thread, like each Keyspace
+// in it.
 
 /// The databases, by index, and what spans them: their clock, their totals
 /// and active expiry.
@@ -20,7 +21,7 @@ final class Databases: RandomAccessCollection {
     let functions = FunctionLibraries()
     /// The databases, by index.
     private let keyspaces: [Keyspace]
-    /// When active expiry runs next, and whether it runs at all.
+    /// Whether a chain of active expiry's slices runs.
     let activeExpiry = ActiveExpiry()
     /// Turns the order in which expiry slices visit the databases.
     private var nextExpiryDatabase = 0

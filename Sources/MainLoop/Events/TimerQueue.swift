@@ -236,7 +236,9 @@ final class TimerQueue: @unchecked Sendable {
 
 extension TimerQueue {
     /// A timer's place in its queue. Its fields are private to this file:
-    /// only the queue reaches them, under its lock.
+    /// only the queue reads or writes them, under its lock. (The value as a
+    /// whole is `LoopEvent.place`, which no other file writes after it is
+    /// made; the compiler does not stop one from doing so.)
     struct Place {
         /// When it is due (monotonic nanoseconds).
         fileprivate var deadline: UInt64 = 0
