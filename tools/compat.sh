@@ -57,13 +57,12 @@ INTROSPECTION_SKIPS=(
 PAUSE_SKIPS=(
     --skiptest "Test special commands are paused by RO"
 )
-# unit/introspection-2: commands kvd lacks (streams' XREAD and XGROUP, SORT,
-# SORT_RO, MIGRATE, GEORADIUS, CLUSTER; GETKEYSANDFLAGS asks about SORT) and
-# OBJECT IDLETIME (kvd keeps no access times).
+# unit/introspection-2: commands kvd lacks (streams' XREAD and XGROUP,
+# MIGRATE, GEORADIUS, CLUSTER) and OBJECT IDLETIME (kvd keeps no access
+# times).
 INTROSPECTION2_SKIPS=(
-    --skiptest "/^(XREAD|SORT|SORT_RO|MIGRATE|GEORADIUS) command is marked with movablekeys"
+    --skiptest "/^(XREAD|MIGRATE|GEORADIUS) command is marked with movablekeys"
     --skiptest "COMMAND GETKEYS XGROUP"
-    --skiptest "COMMAND GETKEYSANDFLAGS"
     --skiptest "COMMAND LIST FILTERBY PATTERN - list all commands/subcommands"
     --skiptest "TOUCH alters the last access time of a key"
     --skiptest "TTL, TYPE and EXISTS do not alter the last access time of a key"

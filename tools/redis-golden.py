@@ -452,6 +452,44 @@ SCRIPT_CASES = [
 ]
 CASES += SCRIPT_CASES + [("resp3 " + name, payload) for name, payload in SCRIPT_CASES]
 
+# SORT and SORT_RO: numbers and ALPHA, LIMIT's edges, BY and GET patterns
+# (string keys, hash fields, #, a constant BY), STORE and what it replaces
+# or deletes, and the errors, in both protocols.
+SORT_CASES = [
+    ("sort numbers and alpha", inline(
+        "RPUSH l 3 1 2 10 -4.5", "SORT l", "SORT l DESC", "SORT l LIMIT 1 2", "SORT l LIMIT -5 2",
+        "SORT l LIMIT 10 5", "SORT l LIMIT 2 -1", "SORT l LIMIT 0 0", "SORT l ALPHA", "SORT l ALPHA DESC LIMIT 0 2",
+        "SORT_RO l DESC LIMIT 1 3", "SORT nope", "SORT nope LIMIT 0 5")),
+    ("sort by and get", inline(
+        "RPUSH ids 1 2 3 4", "MSET w_1 30 w_2 10 w_3 20 o_1 a o_3 c", "HSET h_1 f x", "HSET h_2 f y", "HSET h_4 f a",
+        "SORT ids BY w_*", "SORT ids BY w_* DESC", "SORT ids BY w_* GET o_* GET #", "SORT ids BY h_*->f ALPHA",
+        "SORT ids BY h_*->f ALPHA GET h_*->f GET #", "SORT ids BY nosort", "SORT ids BY nosort DESC LIMIT 1 2",
+        "SORT ids BY w_* LIMIT 0 1 GET # GET w_*", "SORT ids GET nostar", "SORT ids BY h_*->", "SORT ids GET h_*->f")),
+    ("sort sets and sorted sets", inline(
+        "SADD s 3 1 2 20", "SORT s", "SORT s DESC", "SORT s ALPHA", "SORT s BY nosort STORE d", "LRANGE d 0 -1",
+        "ZADD z 1 c 2 b 3 a", "SORT z BY nosort", "SORT z BY nosort DESC", "SORT z BY nosort LIMIT 1 1", "SORT z ALPHA",
+        "SORT_RO z ALPHA DESC")),
+    ("sort store", inline(
+        "RPUSH src 2 1 3", "SET other x", "SORT src STORE dst", "LRANGE dst 0 -1", "TYPE dst", "SORT src STORE other",
+        "TYPE other", "LRANGE other 0 -1", "SET dst2 v EX 100", "SORT src DESC LIMIT 0 2 STORE dst2", "TTL dst2",
+        "SORT src GET nope_* STORE dst3", "LRANGE dst3 0 -1", "SORT empty STORE dst", "EXISTS dst",
+        "SORT src STORE src", "LRANGE src 0 -1")),
+    ("sort numbers as strtod reads them", resp(
+        [b"RPUSH", b"f", b" 1", b"", b"0x10", b"1e2", b"inf", b"-inf", b"2.5", b"+3"], [b"SORT", b"f"],
+        [b"RPUSH", b"g", b"1", b"1a"], [b"SORT", b"g"], [b"SORT", b"g", b"ALPHA"], [b"RPUSH", b"n", b"nan"],
+        [b"SORT", b"n"], [b"RPUSH", b"big", b"1e400"], [b"SORT", b"big"], [b"RPUSH", b"t", b"b", b"a\x00z", b"a"],
+        [b"SORT", b"t", b"ALPHA"])),
+    ("sort errors", inline(
+        "SET str x", "SORT str", "HSET hh a b", "SORT hh", "RPUSH l 1 2", "SORT l LIMIT 1", "SORT l LIMIT a 1",
+        "SORT l LIMIT 1 b", "SORT l BOGUS", "SORT_RO l STORE d", "SORT l STORE", "SORT l BY", "SORT l GET", "SORT",
+        "SORT_RO", "SORT str LIMIT x 1", "RPUSH bad x", "SORT bad STORE d", "EXISTS d")),
+    ("sort keys", inline(
+        "COMMAND GETKEYS SORT k STORE d", "COMMAND GETKEYS SORT k LIMIT 0 1 STORE a GET x STORE b",
+        "COMMAND GETKEYS SORT k BY store", "COMMAND GETKEYS SORT k STORE", "COMMAND GETKEYSANDFLAGS SORT k STORE d",
+        "COMMAND GETKEYS SORT_RO k", "COMMAND GETKEYS SORT_RO k STORE d", "COMMAND GETKEYS ZUNIONSTORE t 2 a b")),
+]
+CASES += SORT_CASES + [("resp3 " + name, payload) for name, payload in SORT_CASES]
+
 def exchange(port, name, payload):
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(b"FLUSHALL\r\n")

@@ -912,4 +912,79 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "*3\r\n$4\r\nEVAL\r\n$185\r\nlocal e = cmsgpack.pack(0.1, -1099511627776, 1.5, {1, 2}, {a = 1}, {}, 'abc', true, nil, 200, 70000, -200, -40000, -3000000000, 1e20, string.rep('x', 40), string.rep('y', 300)) return e\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$55\r\nreturn {cmsgpack.unpack(cmsgpack.pack(1, 'a', {1, 2}))}\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$54\r\nreturn {cmsgpack.unpack_one(cmsgpack.pack(1, 'a'), 0)}\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$62\r\nreturn {cmsgpack.unpack_limit(cmsgpack.pack(1, 'a', 3), 2, 1)}\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$32\r\nreturn cmsgpack.unpack('\\146\\1')\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$30\r\nreturn cmsgpack.unpack('\\193')\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$22\r\nreturn cmsgpack.pack()\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$34\r\nreturn cmsgpack.unpack_one('a', 5)\r\n$1\r\n0\r\n*3\r\n$4\r\nEVAL\r\n$17\r\ncmsgpack.pack = 1\r\n$1\r\n0\r\n",
         "$415\r\n\u{cb}?\u{b9}\u{99}\u{99}\u{99}\u{99}\u{99}\u{9a}\u{d3}\u{ff}\u{ff}\u{ff}\u{0}\u{0}\u{0}\u{0}\u{0}\u{ca}?\u{c0}\u{0}\u{0}\u{92}\u{1}\u{2}\u{81}\u{a1}a\u{1}\u{90}\u{a3}abc\u{c3}\u{c0}\u{cc}\u{c8}\u{ce}\u{0}\u{1}\u{11}p\u{d1}\u{ff}8\u{d2}\u{ff}\u{ff}c\u{c0}\u{d3}\u{ff}\u{ff}\u{ff}\u{ff}M/\u{a2}\u{0}\u{cb}D\u{15}\u{af}\u{1d}x\u{b5}\u{8c}@\u{d9}(xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\u{da}\u{1},yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\r\n*3\r\n:1\r\n$1\r\na\r\n*2\r\n:1\r\n:2\r\n*2\r\n:1\r\n:1\r\n*3\r\n:-1\r\n$1\r\na\r\n:3\r\n-ERR user_script:1: Missing bytes in input. script: a554dbe54e9b5e6d26753c722e2cef5aded0e5e2, on @user_script:1.\r\n-ERR user_script:1: Bad data format in input. script: dc135bd7bc2955014f03280e151acf74360378e7, on @user_script:1.\r\n-ERR user_script:1: bad argument #0 to 'pack' (MessagePack pack needs input.) script: 6bc235afa55de88253e203cc5fe5844792e25209, on @user_script:1.\r\n-ERR user_script:1: Start offset 5 greater than input length 1. script: 7d7f6a1fe6fcc16f7174876571d15d4d5c5a122d, on @user_script:1.\r\n-ERR user_script:1: Attempt to modify a readonly table script: d6abb2226d9ca9ea3d8ca223aa3aebc3539d11ef, on @user_script:1.\r\n"
     ),
+    (
+        "resp3 sorted sets",
+        "ZADD z 1.5 a 2 b inf c\r\nZSCORE z a\r\nZSCORE z c\r\nZMSCORE z a nope\r\nZINCRBY z 1 b\r\nZRANGE z 0 -1 WITHSCORES\r\nZRANGE z 0 -1\r\nZPOPMIN z\r\nZPOPMIN z 1\r\nZADD y 1 q\r\nBZPOPMAX y 0\r\nZADD y 1 q\r\nZMPOP 1 y MIN\r\nZUNION 1 z WITHSCORES\r\nZRANDMEMBER z 5 WITHSCORES\r\nZADD z NX INCR 1 c\r\nZSCAN z 0\r\n",
+        ":3\r\n,1.5\r\n,inf\r\n*2\r\n,1.5\r\n_\r\n,3\r\n*3\r\n*2\r\n$1\r\na\r\n,1.5\r\n*2\r\n$1\r\nb\r\n,3\r\n*2\r\n$1\r\nc\r\n,inf\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*2\r\n$1\r\na\r\n,1.5\r\n*1\r\n*2\r\n$1\r\nb\r\n,3\r\n:1\r\n*3\r\n$1\r\ny\r\n$1\r\nq\r\n,1\r\n:1\r\n*2\r\n$1\r\ny\r\n*1\r\n*2\r\n$1\r\nq\r\n,1\r\n*1\r\n*2\r\n$1\r\nc\r\n,inf\r\n*1\r\n*2\r\n$1\r\nc\r\n,inf\r\n_\r\n*2\r\n$1\r\n0\r\n*2\r\n$1\r\nc\r\n$3\r\ninf\r\n"
+    ),
+    (
+        "sort numbers and alpha",
+        "RPUSH l 3 1 2 10 -4.5\r\nSORT l\r\nSORT l DESC\r\nSORT l LIMIT 1 2\r\nSORT l LIMIT -5 2\r\nSORT l LIMIT 10 5\r\nSORT l LIMIT 2 -1\r\nSORT l LIMIT 0 0\r\nSORT l ALPHA\r\nSORT l ALPHA DESC LIMIT 0 2\r\nSORT_RO l DESC LIMIT 1 3\r\nSORT nope\r\nSORT nope LIMIT 0 5\r\n",
+        ":5\r\n*5\r\n$4\r\n-4.5\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$2\r\n10\r\n*5\r\n$2\r\n10\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n1\r\n$4\r\n-4.5\r\n*2\r\n$1\r\n1\r\n$1\r\n2\r\n*2\r\n$4\r\n-4.5\r\n$1\r\n1\r\n*0\r\n*3\r\n$1\r\n2\r\n$1\r\n3\r\n$2\r\n10\r\n*0\r\n*5\r\n$4\r\n-4.5\r\n$1\r\n1\r\n$2\r\n10\r\n$1\r\n2\r\n$1\r\n3\r\n*2\r\n$1\r\n3\r\n$1\r\n2\r\n*3\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n1\r\n*0\r\n*0\r\n"
+    ),
+    (
+        "sort by and get",
+        "RPUSH ids 1 2 3 4\r\nMSET w_1 30 w_2 10 w_3 20 o_1 a o_3 c\r\nHSET h_1 f x\r\nHSET h_2 f y\r\nHSET h_4 f a\r\nSORT ids BY w_*\r\nSORT ids BY w_* DESC\r\nSORT ids BY w_* GET o_* GET #\r\nSORT ids BY h_*->f ALPHA\r\nSORT ids BY h_*->f ALPHA GET h_*->f GET #\r\nSORT ids BY nosort\r\nSORT ids BY nosort DESC LIMIT 1 2\r\nSORT ids BY w_* LIMIT 0 1 GET # GET w_*\r\nSORT ids GET nostar\r\nSORT ids BY h_*->\r\nSORT ids GET h_*->f\r\n",
+        ":4\r\n+OK\r\n:1\r\n:1\r\n:1\r\n*4\r\n$1\r\n4\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n1\r\n*4\r\n$1\r\n1\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n4\r\n*8\r\n$-1\r\n$1\r\n4\r\n$-1\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n$1\r\na\r\n$1\r\n1\r\n*4\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\n1\r\n$1\r\n2\r\n*8\r\n$-1\r\n$1\r\n3\r\n$1\r\na\r\n$1\r\n4\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\ny\r\n$1\r\n2\r\n*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n*2\r\n$1\r\n3\r\n$1\r\n2\r\n*2\r\n$1\r\n4\r\n$-1\r\n*4\r\n$-1\r\n$-1\r\n$-1\r\n$-1\r\n*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n*4\r\n$1\r\nx\r\n$1\r\ny\r\n$-1\r\n$1\r\na\r\n"
+    ),
+    (
+        "sort sets and sorted sets",
+        "SADD s 3 1 2 20\r\nSORT s\r\nSORT s DESC\r\nSORT s ALPHA\r\nSORT s BY nosort STORE d\r\nLRANGE d 0 -1\r\nZADD z 1 c 2 b 3 a\r\nSORT z BY nosort\r\nSORT z BY nosort DESC\r\nSORT z BY nosort LIMIT 1 1\r\nSORT z ALPHA\r\nSORT_RO z ALPHA DESC\r\n",
+        ":4\r\n*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$2\r\n20\r\n*4\r\n$2\r\n20\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n1\r\n*4\r\n$1\r\n1\r\n$1\r\n2\r\n$2\r\n20\r\n$1\r\n3\r\n:4\r\n*4\r\n$1\r\n1\r\n$1\r\n2\r\n$2\r\n20\r\n$1\r\n3\r\n:3\r\n*3\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*1\r\n$1\r\nb\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*3\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n"
+    ),
+    (
+        "sort store",
+        "RPUSH src 2 1 3\r\nSET other x\r\nSORT src STORE dst\r\nLRANGE dst 0 -1\r\nTYPE dst\r\nSORT src STORE other\r\nTYPE other\r\nLRANGE other 0 -1\r\nSET dst2 v EX 100\r\nSORT src DESC LIMIT 0 2 STORE dst2\r\nTTL dst2\r\nSORT src GET nope_* STORE dst3\r\nLRANGE dst3 0 -1\r\nSORT empty STORE dst\r\nEXISTS dst\r\nSORT src STORE src\r\nLRANGE src 0 -1\r\n",
+        ":3\r\n+OK\r\n:3\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n+list\r\n:3\r\n+list\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n+OK\r\n:2\r\n:-1\r\n:3\r\n*3\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:0\r\n:0\r\n:3\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n"
+    ),
+    (
+        "sort numbers as strtod reads them",
+        "*10\r\n$5\r\nRPUSH\r\n$1\r\nf\r\n$2\r\n 1\r\n$0\r\n\r\n$4\r\n0x10\r\n$3\r\n1e2\r\n$3\r\ninf\r\n$4\r\n-inf\r\n$3\r\n2.5\r\n$2\r\n+3\r\n*2\r\n$4\r\nSORT\r\n$1\r\nf\r\n*4\r\n$5\r\nRPUSH\r\n$1\r\ng\r\n$1\r\n1\r\n$2\r\n1a\r\n*2\r\n$4\r\nSORT\r\n$1\r\ng\r\n*3\r\n$4\r\nSORT\r\n$1\r\ng\r\n$5\r\nALPHA\r\n*3\r\n$5\r\nRPUSH\r\n$1\r\nn\r\n$3\r\nnan\r\n*2\r\n$4\r\nSORT\r\n$1\r\nn\r\n*3\r\n$5\r\nRPUSH\r\n$3\r\nbig\r\n$5\r\n1e400\r\n*2\r\n$4\r\nSORT\r\n$3\r\nbig\r\n*5\r\n$5\r\nRPUSH\r\n$1\r\nt\r\n$1\r\nb\r\n$3\r\na\u{0}z\r\n$1\r\na\r\n*3\r\n$4\r\nSORT\r\n$1\r\nt\r\n$5\r\nALPHA\r\n",
+        ":8\r\n*8\r\n$4\r\n-inf\r\n$0\r\n\r\n$2\r\n 1\r\n$3\r\n2.5\r\n$2\r\n+3\r\n$4\r\n0x10\r\n$3\r\n1e2\r\n$3\r\ninf\r\n:2\r\n-ERR One or more scores can't be converted into double\r\n*2\r\n$1\r\n1\r\n$2\r\n1a\r\n:1\r\n-ERR One or more scores can't be converted into double\r\n:1\r\n-ERR One or more scores can't be converted into double\r\n:3\r\n*3\r\n$3\r\na\u{0}z\r\n$1\r\na\r\n$1\r\nb\r\n"
+    ),
+    (
+        "sort errors",
+        "SET str x\r\nSORT str\r\nHSET hh a b\r\nSORT hh\r\nRPUSH l 1 2\r\nSORT l LIMIT 1\r\nSORT l LIMIT a 1\r\nSORT l LIMIT 1 b\r\nSORT l BOGUS\r\nSORT_RO l STORE d\r\nSORT l STORE\r\nSORT l BY\r\nSORT l GET\r\nSORT\r\nSORT_RO\r\nSORT str LIMIT x 1\r\nRPUSH bad x\r\nSORT bad STORE d\r\nEXISTS d\r\n",
+        "+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n:1\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n:2\r\n-ERR syntax error\r\n-ERR value is not an integer or out of range\r\n-ERR value is not an integer or out of range\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR wrong number of arguments for 'sort' command\r\n-ERR wrong number of arguments for 'sort_ro' command\r\n-ERR value is not an integer or out of range\r\n:1\r\n-ERR One or more scores can't be converted into double\r\n:0\r\n"
+    ),
+    (
+        "sort keys",
+        "COMMAND GETKEYS SORT k STORE d\r\nCOMMAND GETKEYS SORT k LIMIT 0 1 STORE a GET x STORE b\r\nCOMMAND GETKEYS SORT k BY store\r\nCOMMAND GETKEYS SORT k STORE\r\nCOMMAND GETKEYSANDFLAGS SORT k STORE d\r\nCOMMAND GETKEYS SORT_RO k\r\nCOMMAND GETKEYS SORT_RO k STORE d\r\nCOMMAND GETKEYS ZUNIONSTORE t 2 a b\r\n",
+        "*2\r\n$1\r\nk\r\n$1\r\nd\r\n*2\r\n$1\r\nk\r\n$1\r\nb\r\n*1\r\n$1\r\nk\r\n*1\r\n$1\r\nk\r\n*2\r\n*2\r\n$1\r\nk\r\n*2\r\n+RO\r\n+access\r\n*2\r\n$1\r\nd\r\n*2\r\n+OW\r\n+update\r\n*1\r\n$1\r\nk\r\n*1\r\n$1\r\nk\r\n*3\r\n$1\r\nt\r\n$1\r\na\r\n$1\r\nb\r\n"
+    ),
+    (
+        "resp3 sort numbers and alpha",
+        "RPUSH l 3 1 2 10 -4.5\r\nSORT l\r\nSORT l DESC\r\nSORT l LIMIT 1 2\r\nSORT l LIMIT -5 2\r\nSORT l LIMIT 10 5\r\nSORT l LIMIT 2 -1\r\nSORT l LIMIT 0 0\r\nSORT l ALPHA\r\nSORT l ALPHA DESC LIMIT 0 2\r\nSORT_RO l DESC LIMIT 1 3\r\nSORT nope\r\nSORT nope LIMIT 0 5\r\n",
+        ":5\r\n*5\r\n$4\r\n-4.5\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$2\r\n10\r\n*5\r\n$2\r\n10\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n1\r\n$4\r\n-4.5\r\n*2\r\n$1\r\n1\r\n$1\r\n2\r\n*2\r\n$4\r\n-4.5\r\n$1\r\n1\r\n*0\r\n*3\r\n$1\r\n2\r\n$1\r\n3\r\n$2\r\n10\r\n*0\r\n*5\r\n$4\r\n-4.5\r\n$1\r\n1\r\n$2\r\n10\r\n$1\r\n2\r\n$1\r\n3\r\n*2\r\n$1\r\n3\r\n$1\r\n2\r\n*3\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n1\r\n*0\r\n*0\r\n"
+    ),
+    (
+        "resp3 sort by and get",
+        "RPUSH ids 1 2 3 4\r\nMSET w_1 30 w_2 10 w_3 20 o_1 a o_3 c\r\nHSET h_1 f x\r\nHSET h_2 f y\r\nHSET h_4 f a\r\nSORT ids BY w_*\r\nSORT ids BY w_* DESC\r\nSORT ids BY w_* GET o_* GET #\r\nSORT ids BY h_*->f ALPHA\r\nSORT ids BY h_*->f ALPHA GET h_*->f GET #\r\nSORT ids BY nosort\r\nSORT ids BY nosort DESC LIMIT 1 2\r\nSORT ids BY w_* LIMIT 0 1 GET # GET w_*\r\nSORT ids GET nostar\r\nSORT ids BY h_*->\r\nSORT ids GET h_*->f\r\n",
+        ":4\r\n+OK\r\n:1\r\n:1\r\n:1\r\n*4\r\n$1\r\n4\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n1\r\n*4\r\n$1\r\n1\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n4\r\n*8\r\n_\r\n$1\r\n4\r\n_\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n$1\r\na\r\n$1\r\n1\r\n*4\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\n1\r\n$1\r\n2\r\n*8\r\n_\r\n$1\r\n3\r\n$1\r\na\r\n$1\r\n4\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\ny\r\n$1\r\n2\r\n*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n*2\r\n$1\r\n3\r\n$1\r\n2\r\n*2\r\n$1\r\n4\r\n_\r\n*4\r\n_\r\n_\r\n_\r\n_\r\n*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n*4\r\n$1\r\nx\r\n$1\r\ny\r\n_\r\n$1\r\na\r\n"
+    ),
+    (
+        "resp3 sort sets and sorted sets",
+        "SADD s 3 1 2 20\r\nSORT s\r\nSORT s DESC\r\nSORT s ALPHA\r\nSORT s BY nosort STORE d\r\nLRANGE d 0 -1\r\nZADD z 1 c 2 b 3 a\r\nSORT z BY nosort\r\nSORT z BY nosort DESC\r\nSORT z BY nosort LIMIT 1 1\r\nSORT z ALPHA\r\nSORT_RO z ALPHA DESC\r\n",
+        ":4\r\n*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$2\r\n20\r\n*4\r\n$2\r\n20\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n1\r\n*4\r\n$1\r\n1\r\n$1\r\n2\r\n$2\r\n20\r\n$1\r\n3\r\n:4\r\n*4\r\n$1\r\n1\r\n$1\r\n2\r\n$2\r\n20\r\n$1\r\n3\r\n:3\r\n*3\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*1\r\n$1\r\nb\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n*3\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n"
+    ),
+    (
+        "resp3 sort store",
+        "RPUSH src 2 1 3\r\nSET other x\r\nSORT src STORE dst\r\nLRANGE dst 0 -1\r\nTYPE dst\r\nSORT src STORE other\r\nTYPE other\r\nLRANGE other 0 -1\r\nSET dst2 v EX 100\r\nSORT src DESC LIMIT 0 2 STORE dst2\r\nTTL dst2\r\nSORT src GET nope_* STORE dst3\r\nLRANGE dst3 0 -1\r\nSORT empty STORE dst\r\nEXISTS dst\r\nSORT src STORE src\r\nLRANGE src 0 -1\r\n",
+        ":3\r\n+OK\r\n:3\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n+list\r\n:3\r\n+list\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n+OK\r\n:2\r\n:-1\r\n:3\r\n*3\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:0\r\n:0\r\n:3\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n"
+    ),
+    (
+        "resp3 sort numbers as strtod reads them",
+        "*10\r\n$5\r\nRPUSH\r\n$1\r\nf\r\n$2\r\n 1\r\n$0\r\n\r\n$4\r\n0x10\r\n$3\r\n1e2\r\n$3\r\ninf\r\n$4\r\n-inf\r\n$3\r\n2.5\r\n$2\r\n+3\r\n*2\r\n$4\r\nSORT\r\n$1\r\nf\r\n*4\r\n$5\r\nRPUSH\r\n$1\r\ng\r\n$1\r\n1\r\n$2\r\n1a\r\n*2\r\n$4\r\nSORT\r\n$1\r\ng\r\n*3\r\n$4\r\nSORT\r\n$1\r\ng\r\n$5\r\nALPHA\r\n*3\r\n$5\r\nRPUSH\r\n$1\r\nn\r\n$3\r\nnan\r\n*2\r\n$4\r\nSORT\r\n$1\r\nn\r\n*3\r\n$5\r\nRPUSH\r\n$3\r\nbig\r\n$5\r\n1e400\r\n*2\r\n$4\r\nSORT\r\n$3\r\nbig\r\n*5\r\n$5\r\nRPUSH\r\n$1\r\nt\r\n$1\r\nb\r\n$3\r\na\u{0}z\r\n$1\r\na\r\n*3\r\n$4\r\nSORT\r\n$1\r\nt\r\n$5\r\nALPHA\r\n",
+        ":8\r\n*8\r\n$4\r\n-inf\r\n$0\r\n\r\n$2\r\n 1\r\n$3\r\n2.5\r\n$2\r\n+3\r\n$4\r\n0x10\r\n$3\r\n1e2\r\n$3\r\ninf\r\n:2\r\n-ERR One or more scores can't be converted into double\r\n*2\r\n$1\r\n1\r\n$2\r\n1a\r\n:1\r\n-ERR One or more scores can't be converted into double\r\n:1\r\n-ERR One or more scores can't be converted into double\r\n:3\r\n*3\r\n$3\r\na\u{0}z\r\n$1\r\na\r\n$1\r\nb\r\n"
+    ),
+    (
+        "resp3 sort errors",
+        "SET str x\r\nSORT str\r\nHSET hh a b\r\nSORT hh\r\nRPUSH l 1 2\r\nSORT l LIMIT 1\r\nSORT l LIMIT a 1\r\nSORT l LIMIT 1 b\r\nSORT l BOGUS\r\nSORT_RO l STORE d\r\nSORT l STORE\r\nSORT l BY\r\nSORT l GET\r\nSORT\r\nSORT_RO\r\nSORT str LIMIT x 1\r\nRPUSH bad x\r\nSORT bad STORE d\r\nEXISTS d\r\n",
+        "+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n:1\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n:2\r\n-ERR syntax error\r\n-ERR value is not an integer or out of range\r\n-ERR value is not an integer or out of range\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR wrong number of arguments for 'sort' command\r\n-ERR wrong number of arguments for 'sort_ro' command\r\n-ERR value is not an integer or out of range\r\n:1\r\n-ERR One or more scores can't be converted into double\r\n:0\r\n"
+    ),
+    (
+        "resp3 sort keys",
+        "COMMAND GETKEYS SORT k STORE d\r\nCOMMAND GETKEYS SORT k LIMIT 0 1 STORE a GET x STORE b\r\nCOMMAND GETKEYS SORT k BY store\r\nCOMMAND GETKEYS SORT k STORE\r\nCOMMAND GETKEYSANDFLAGS SORT k STORE d\r\nCOMMAND GETKEYS SORT_RO k\r\nCOMMAND GETKEYS SORT_RO k STORE d\r\nCOMMAND GETKEYS ZUNIONSTORE t 2 a b\r\n",
+        "*2\r\n$1\r\nk\r\n$1\r\nd\r\n*2\r\n$1\r\nk\r\n$1\r\nb\r\n*1\r\n$1\r\nk\r\n*1\r\n$1\r\nk\r\n*2\r\n*2\r\n$1\r\nk\r\n~2\r\n+RO\r\n+access\r\n*2\r\n$1\r\nd\r\n~2\r\n+OW\r\n+update\r\n*1\r\n$1\r\nk\r\n*1\r\n$1\r\nk\r\n*3\r\n$1\r\nt\r\n$1\r\na\r\n$1\r\nb\r\n"
+    ),
 ]

@@ -124,7 +124,28 @@ private func getKeys(_ r: Request, withFlags: Bool, _ out: inout ReplyWriter) {
         return out.error("ERR Invalid number of arguments specified for command")
     }
     var keys: [(position: Int, flags: [String])] = []
-    for spec in entry.keySpecs {
+    let sorts = entry.name == "sort" || entry.name == "sort_ro"
+    if sorts {
+        // Their specs cannot find STORE's key (Redis's are "incomplete"):
+        // Redis asks sortGetKeys, which skips LIMIT's, GET's and BY's
+        // arguments and takes the last STORE's (SORT_RO has none).
+        keys = [(1, ["RO", "access"])]
+        var index = 2
+        var store: Int?
+        while index < arguments.count {
+            let word = arguments[index]
+            if equalsIgnoringCase(word, "limit") {
+                index += 2
+            } else if equalsIgnoringCase(word, "get") || equalsIgnoringCase(word, "by") {
+                index += 1
+            } else if entry.name == "sort" && equalsIgnoringCase(word, "store") && index + 1 < arguments.count {
+                store = index + 1
+            }
+            index += 1
+        }
+        if let store { keys.append((store, ["OW", "update"])) }
+    }
+    for spec in entry.keySpecs where !sorts {
         guard let positions = spec.positions(in: arguments) else {
             keys = []
             break

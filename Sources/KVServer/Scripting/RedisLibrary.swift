@@ -33,7 +33,7 @@ let writeCommands: Set<String> = [
     "sadd", "srem", "spop", "smove", "sinterstore", "sunionstore", "sdiffstore",
     "zadd", "zrem", "zincrby", "zpopmin", "zpopmax", "zmpop", "bzpopmin", "bzpopmax", "bzmpop", "zrangestore",
     "zremrangebyrank", "zremrangebyscore", "zremrangebylex", "zunionstore", "zinterstore", "zdiffstore",
-    "bitop", "bitfield", "geoadd",
+    "bitop", "bitfield", "geoadd", "sort",
 ]
 
 /// The engine a library function was registered with.
