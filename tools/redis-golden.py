@@ -464,7 +464,8 @@ SORT_CASES = [
         "RPUSH ids 1 2 3 4", "MSET w_1 30 w_2 10 w_3 20 o_1 a o_3 c", "HSET h_1 f x", "HSET h_2 f y", "HSET h_4 f a",
         "SORT ids BY w_*", "SORT ids BY w_* DESC", "SORT ids BY w_* GET o_* GET #", "SORT ids BY h_*->f ALPHA",
         "SORT ids BY h_*->f ALPHA GET h_*->f GET #", "SORT ids BY nosort", "SORT ids BY nosort DESC LIMIT 1 2",
-        "SORT ids BY w_* LIMIT 0 1 GET # GET w_*", "SORT ids GET nostar", "SORT ids BY h_*->", "SORT ids GET h_*->f")),
+        "SORT ids BY w_* LIMIT 0 1 GET # GET w_*", "SORT ids GET nostar", "SORT ids BY h_*->", "SORT ids GET h_*->f",
+        "SORT ids BY nosort BY w_*", "SORT ids BY nosort BY w_* STORE d", "LRANGE d 0 -1")),
     ("sort sets and sorted sets", inline(
         "SADD s 3 1 2 20", "SORT s", "SORT s DESC", "SORT s ALPHA", "SORT s BY nosort STORE d", "LRANGE d 0 -1",
         "ZADD z 1 c 2 b 3 a", "SORT z BY nosort", "SORT z BY nosort DESC", "SORT z BY nosort LIMIT 1 1", "SORT z ALPHA",

@@ -58,8 +58,10 @@ private struct SortOptions {
             } else if equalsIgnoringCase(word, "by") && left >= 1 {
                 let pattern = r[index + 1]
                 by = pattern
-                // Redis looks for the `*` with strchr: not past a NUL.
-                dontSort = !cString(pattern).contains(UInt8(ascii: "*"))
+                // Redis looks for the `*` with strchr: not past a NUL. Once
+                // a constant BY turns sorting off, a later BY does not turn
+                // it back on.
+                if !cString(pattern).contains(UInt8(ascii: "*")) { dontSort = true }
                 index += 1
             } else if equalsIgnoringCase(word, "get") && left >= 1 {
                 gets.append(r[index + 1])
@@ -121,6 +123,10 @@ extension Dispatcher {
             }
             if notANumber { return out.error("ERR One or more scores can't be converted into double") }
             let compare = sortOrder(options, binary: options.store != nil)
+            // Stable, as glibc's qsort (a merge sort) is for Redis's full
+            // sort. With BY and a narrowing LIMIT Redis sorts partially
+            // (pqsort), so elements equal under ALPHA may come out in
+            // another order there; numbers never tie (bytes break ties).
             items.sort { compare($0, $1) < 0 }
         }
         let window = start <= end ? items[start...end] : []
