@@ -73,9 +73,12 @@ if [ -n "${COMPAT_UNITS:-}" ]; then read -r -a UNITS <<<"$COMPAT_UNITS"; fi
 TAGS="-needs:debug -needs:repl -needs:config-maxmemory -needs:reset -needs:pfdebug -slow"
 
 # The harness listens for its test clients just below --baseport (21111 by
-# default; it also binds that port + 10000, so the base stays under 55535):
-# a base of this run's own, so that runs side by side do not clash.
-BASEPORT=${COMPAT_BASEPORT:-$((30000 + RANDOM % 20000))}
+# default), after probing that port and the one 10000 above it and letting
+# go of both: a base of this run's own, so that runs side by side do not
+# clash, and below the kernel's ephemeral ports (32768 up) with its +10000,
+# so that no client connection made meanwhile can take the port between
+# the probe and the bind (it did once, failing a run).
+BASEPORT=${COMPAT_BASEPORT:-$((11000 + RANDOM % 11000))}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_ping() {
     for _ in $(seq 100); do
