@@ -491,6 +491,17 @@ SORT_CASES = [
 ]
 CASES += SORT_CASES + [("resp3 " + name, payload) for name, payload in SORT_CASES]
 
+# A SETBIT or BITFIELD that leaves the string as it was changes nothing a
+# WATCH sees (Redis 7.0 counts a change only for a flipped bit, a changed
+# field, or a string made or grown).
+CASES += [
+    ("bits unchanged keep a watch", inline(
+        "SETBIT k 0 1", "WATCH k", "SETBIT k 0 1", "BITFIELD k SET u1 0 1", "MULTI", "PING", "EXEC",
+        "WATCH k", "SETBIT k 0 0", "MULTI", "PING", "EXEC", "WATCH k", "BITFIELD k SET u1 0 1", "MULTI", "PING", "EXEC",
+        "WATCH k", "SETBIT k 100 0", "MULTI", "PING", "EXEC", "WATCH k", "BITFIELD k OVERFLOW FAIL INCRBY u1 0 5",
+        "MULTI", "PING", "EXEC", "WATCH k", "BITFIELD k INCRBY u2 0 4", "MULTI", "PING", "EXEC")),
+]
+
 def exchange(port, name, payload):
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(b"FLUSHALL\r\n")

@@ -987,4 +987,9 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "COMMAND GETKEYS SORT k STORE d\r\nCOMMAND GETKEYS SORT k LIMIT 0 1 STORE a GET x STORE b\r\nCOMMAND GETKEYS SORT k BY store\r\nCOMMAND GETKEYS SORT k STORE\r\nCOMMAND GETKEYSANDFLAGS SORT k STORE d\r\nCOMMAND GETKEYS SORT_RO k\r\nCOMMAND GETKEYS SORT_RO k STORE d\r\nCOMMAND GETKEYS ZUNIONSTORE t 2 a b\r\n",
         "*2\r\n$1\r\nk\r\n$1\r\nd\r\n*2\r\n$1\r\nk\r\n$1\r\nb\r\n*1\r\n$1\r\nk\r\n*1\r\n$1\r\nk\r\n*2\r\n*2\r\n$1\r\nk\r\n~2\r\n+RO\r\n+access\r\n*2\r\n$1\r\nd\r\n~2\r\n+OW\r\n+update\r\n*1\r\n$1\r\nk\r\n*1\r\n$1\r\nk\r\n*3\r\n$1\r\nt\r\n$1\r\na\r\n$1\r\nb\r\n"
     ),
+    (
+        "bits unchanged keep a watch",
+        "SETBIT k 0 1\r\nWATCH k\r\nSETBIT k 0 1\r\nBITFIELD k SET u1 0 1\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH k\r\nSETBIT k 0 0\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH k\r\nBITFIELD k SET u1 0 1\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH k\r\nSETBIT k 100 0\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH k\r\nBITFIELD k OVERFLOW FAIL INCRBY u1 0 5\r\nMULTI\r\nPING\r\nEXEC\r\nWATCH k\r\nBITFIELD k INCRBY u2 0 4\r\nMULTI\r\nPING\r\nEXEC\r\n",
+        ":0\r\n+OK\r\n:1\r\n*1\r\n:1\r\n+OK\r\n+QUEUED\r\n*1\r\n+PONG\r\n+OK\r\n:1\r\n+OK\r\n+QUEUED\r\n*-1\r\n+OK\r\n*1\r\n:0\r\n+OK\r\n+QUEUED\r\n*-1\r\n+OK\r\n:0\r\n+OK\r\n+QUEUED\r\n*-1\r\n+OK\r\n*1\r\n$-1\r\n+OK\r\n+QUEUED\r\n*1\r\n+PONG\r\n+OK\r\n*1\r\n:2\r\n+OK\r\n+QUEUED\r\n*1\r\n+PONG\r\n"
+    ),
 ]

@@ -87,30 +87,51 @@ private func bitfield(_ ks: Keyspace, _ r: Request, readOnly: Bool, _ out: inout
     let now = ks.now
     let existing = ks.lookup(r.raw(1), now: now)
     if existing?.collection != nil { return out.error(wrongTypeError) }
-    if highestWrite >= 0 {
-        // Room up to the farthest bit written, as Redis makes it.
-        if existing == nil { ks.set(r[1], [], expiresAt: nil) }
-        _ = ks.modify(r[1], now: now) { stored -> Int in
-            let needed = highestWrite >> 3 + 1
-            if stored.count < needed { stored.append(contentsOf: repeatElement(0, count: needed - stored.count)) }
-            return stored.count
+    guard highestWrite >= 0 else {
+        let bytes = existing?.value ?? []
+        out.arrayHeader(operations.count)
+        for operation in operations { out.integer(Int(read(bytes, operation))) }
+        return
+    }
+    // Redis 7.0 counts a change for each SET or INCRBY that changed its
+    // field, or all of them when the string was made or grew (room up to
+    // the farthest bit written, as Redis makes it), and none for a field
+    // left alone (an overflow with FAIL): rdb_changes_since_last_save,
+    // WATCH and the append-only file see what it sees.
+    let needed = highestWrite >> 3 + 1
+    var replies: [Int64?] = []
+    var changes = 0
+    func run(_ stored: inout [UInt8]) {
+        let grew = existing == nil || stored.count < needed
+        if stored.count < needed { stored.append(contentsOf: repeatElement(0, count: needed - stored.count)) }
+        for operation in operations {
+            let old = read(stored, operation)
+            guard operation.kind != .get else {
+                replies.append(old)
+                continue
+            }
+            guard let new = apply(operation, to: old) else {
+                replies.append(nil)
+                continue
+            }
+            write(&stored, operation, new)
+            replies.append(operation.kind == .set ? old : new)
+            if grew || old != new { changes += 1 }
         }
     }
-    out.arrayHeader(operations.count)
-    for operation in operations {
-        if operation.kind == .get {
-            let bytes = ks.lookup(r.raw(1), now: now)?.value ?? []
-            out.integer(Int(read(bytes, operation)))
-            continue
+    if existing == nil {
+        var stored: [UInt8] = []
+        run(&stored)
+        ks.set(r[1], stored, expiresAt: nil)  // one change, the key's making
+    } else {
+        _ = ks.update(r.raw(1), now: now, ifCollection: { 0 }) { stored in
+            run(&stored)
+            return (0, changed: changes > 0)
         }
-        var reply: Int64?
-        _ = ks.modify(r[1], now: now) { stored -> Int in
-            let old = read(stored, operation)
-            guard let new = apply(operation, to: old) else { return 0 }
-            write(&stored, operation, new)
-            reply = operation.kind == .set ? old : new
-            return 0
-        }
+    }
+    if changes > 1 { ks.fence.changes += changes - 1 }
+    out.arrayHeader(replies.count)
+    for reply in replies {
         if let reply { out.integer(Int(reply)) } else { out.null() }
     }
 }

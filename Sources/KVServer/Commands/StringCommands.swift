@@ -213,14 +213,22 @@ private func setbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = ks.now
     let existing = ks.lookup(r[1], now: now)
     if existing?.collection != nil { return out.error(wrongTypeError) }
-    if existing == nil { ks.set(r[1], [], expiresAt: nil) }
-    let old = ks.modify(r[1], now: now) { value -> Int in
-        let byte = offset >> 3
-        if value.count <= byte { value.append(contentsOf: repeatElement(0, count: byte + 1 - value.count)) }
-        let mask = UInt8(0x80) >> UInt8(offset & 7)
+    let byte = offset >> 3
+    let mask = UInt8(0x80) >> UInt8(offset & 7)
+    guard existing != nil else {
+        var value = [UInt8](repeating: 0, count: byte + 1)
+        if bit == 1 { value[byte] |= mask }
+        ks.set(r[1], value, expiresAt: nil)
+        return out.integer(0)
+    }
+    // A change only when the string grew or the bit flipped, as Redis 7.0
+    // counts it (rdb_changes_since_last_save, WATCH, the append-only file).
+    let old = ks.update(r.raw(1), now: now, ifCollection: { 0 }) { value in
+        let grew = value.count <= byte
+        if grew { value.append(contentsOf: repeatElement(0, count: byte + 1 - value.count)) }
         let was = value[byte] & mask != 0 ? 1 : 0
         if bit == 1 { value[byte] |= mask } else { value[byte] &= ~mask }
-        return was
+        return (was, changed: grew || was != bit)
     }
     out.integer(old ?? 0)
 }
