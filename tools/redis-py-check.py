@@ -266,6 +266,25 @@ def hashes_sets_lists_and_sorted_sets():
 
 
 @scenario
+def sort_with_its_options():
+    # redis-py's sort() builds SORT's options itself: BY, LIMIT, GET with
+    # groups, ALPHA, STORE; sort_ro() is SORT_RO.
+    r = client(decode_responses=True)
+    r.flushdb()
+    r.rpush("ids", 3, 1, 2)
+    r.mset({"w_1": 30, "w_2": 10, "w_3": 20, "n_1": "one", "n_2": "two", "n_3": "three"})
+    r.hset("h_1", "f", "x")
+    r.hset("h_3", "f", "z")
+    assert r.sort("ids") == ["1", "2", "3"] and r.sort("ids", desc=True) == ["3", "2", "1"]
+    assert r.sort("ids", start=1, num=1) == ["2"]
+    assert r.sort("ids", by="w_*") == ["2", "3", "1"]
+    assert r.sort("ids", by="w_*", get=["#", "n_*"], groups=True) == [("2", "two"), ("3", "three"), ("1", "one")]
+    assert r.sort("ids", alpha=True, by="h_*->f", get="h_*->f") == [None, "x", "z"]
+    assert r.sort("ids", by="nosort", store="dst") == 3 and r.lrange("dst", 0, -1) == ["3", "1", "2"]
+    assert r.sort_ro("ids", by="w_*", desc=True) == ["1", "3", "2"]
+
+
+@scenario
 def blocking_pop_released_by_another_client():
     waiter, pusher = client(), client()
     waiter.delete("queue")
