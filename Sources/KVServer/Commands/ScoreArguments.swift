@@ -13,17 +13,23 @@ func parseDouble(_ bytes: UnsafeRawBufferPointer) -> Double? {
     else {
         return nil
     }
-    // A NUL-terminated copy for strtod, on the stack (small) or the heap.
-    return withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { chars -> Double? in
+    let parsed = strtod(bytes)
+    guard parsed.whole, !parsed.value.isNaN else { return nil }
+    if parsed.outOfRange && (parsed.value.isInfinite || parsed.value == 0) { return nil }
+    return parsed.value
+}
+
+/// C's strtod over `bytes` (which hold no NUL): its value, whether it read
+/// all of them, and whether it set ERANGE. The NUL-terminated copy strtod
+/// needs is on the stack (small) or the heap.
+func strtod(_ bytes: UnsafeRawBufferPointer) -> (value: Double, whole: Bool, outOfRange: Bool) {
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { chars in
         for index in 0..<bytes.count { chars[index] = CChar(bitPattern: bytes[index]) }
         chars[bytes.count] = 0
         var end: UnsafeMutablePointer<CChar>?
         errno = 0
-        let value = strtod(chars.baseAddress!, &end)
-        guard let end, end == chars.baseAddress! + bytes.count else { return nil }
-        if value.isNaN { return nil }
-        if errno == ERANGE && (value.isInfinite || value == 0) { return nil }
-        return value
+        let value = Glibc.strtod(chars.baseAddress!, &end)
+        return (value, end == chars.baseAddress! + bytes.count, errno == ERANGE)
     }
 }
 

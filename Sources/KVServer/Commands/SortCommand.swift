@@ -106,16 +106,16 @@ extension Dispatcher {
         if !options.dontSort {
             var notANumber = false
             for index in items.indices {
-                let value: [UInt8]?
+                let value: [UInt8]
                 if let by = options.by {
-                    value = keyspace.lookup(pattern: by, for: items[index].element)
-                    guard value != nil else { continue }
+                    guard let found = keyspace.lookup(pattern: by, for: items[index].element) else { continue }
+                    value = found
                 } else {
                     value = items[index].element
                 }
                 if options.alpha {
                     if options.by != nil { items[index].key = value }
-                } else if let score = strtodWhole(value!) {
+                } else if let score = sortScore(value) {
                     items[index].score = score
                 } else {
                     notANumber = true
@@ -166,7 +166,9 @@ extension Dispatcher {
 /// strcoll in the C locale compares them, up to a NUL.
 private func sortOrder(_ options: SortOptions, binary: Bool) -> (SortItem, SortItem) -> Int {
     func bytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        binary ? compareBytes(a, b) : compareBytes(cString(a), cString(b))
+        a.withUnsafeBytes { a in
+            b.withUnsafeBytes { b in binary ? SkipList.compare(a, b) : SkipList.compare(cString(a), cString(b)) }
+        }
     }
     let direction = options.descending ? -1 : 1
     if !options.alpha {
@@ -177,7 +179,7 @@ private func sortOrder(_ options: SortOptions, binary: Bool) -> (SortItem, SortI
             } else if a.score < b.score {
                 order = -1
             } else {
-                order = compareBytes(a.element, b.element)
+                order = SkipList.compare(a.element, b.element)
             }
             return direction * order
         }
@@ -195,35 +197,25 @@ private func sortOrder(_ options: SortOptions, binary: Bool) -> (SortItem, SortI
     return { a, b in direction * bytes(a.element, b.element) }
 }
 
-/// memcmp, then the shorter first: Redis's compareStringObjects.
-private func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-    for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
-    return a.count == b.count ? 0 : a.count < b.count ? -1 : 1
-}
-
 /// The bytes before the first NUL: what a C string function sees.
 private func cString(_ bytes: [UInt8]) -> [UInt8] {
     guard let nul = bytes.firstIndex(of: 0) else { return bytes }
     return Array(bytes[..<nul])
 }
 
+/// The bytes before the first NUL, in place.
+private func cString(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+    UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: 0) ?? bytes.count)])
+}
+
 /// SORT's number: strtod over the value up to its first NUL, which must
 /// take all of it (leading spaces, hexadecimal and "inf" included, an empty
-/// value 0); nil for anything else, an overflow or NaN.
-private func strtodWhole(_ value: [UInt8]) -> Double? {
-    let text = cString(value)
-    return text.withUnsafeBufferPointer { buffer -> Double? in
-        var terminated = Array(buffer)
-        terminated.append(0)
-        return terminated.withUnsafeBufferPointer { cText -> Double? in
-            let start = UnsafeRawPointer(cText.baseAddress!).assumingMemoryBound(to: CChar.self)
-            var end: UnsafeMutablePointer<CChar>?
-            errno = 0
-            let score = strtod(start, &end)
-            guard let end, end.pointee == 0, errno != ERANGE, !score.isNaN else { return nil }
-            return score
-        }
-    }
+/// value 0); nil for anything else, an overflow or NaN. Looser than a
+/// sorted set's score (`parseDouble`), as Redis's SORT is.
+private func sortScore(_ value: [UInt8]) -> Double? {
+    let parsed = value.withUnsafeBytes { strtod(cString($0)) }
+    guard parsed.whole, !parsed.outOfRange, !parsed.value.isNaN else { return nil }
+    return parsed.value
 }
 
 /// What SORT reads its elements from.
