@@ -281,6 +281,31 @@ import Testing
         }
     }
 
+    @Test func aSlowActiveExpirySliceIsAnExpireCycleEvent() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.port)
+            _ = client.roundTrip("CONFIG SET latency-monitor-threshold 1\r\n", replyBytes: 5)
+            _ = client.roundTrip("LATENCY RESET\r\n", replyBytes: 4)
+            // 50,000 keys due at once: a slice runs its whole budget (2 ms).
+            client.send((0..<50_000).map { "SET k:\($0) v PX 1\r\n" }.joined())
+            for _ in 0..<50_000 { _ = client.readLine() }
+            var left = ":1\r\n"
+            for _ in 0..<500 where left != ":0\r\n" {
+                usleep(10_000)
+                client.send("DBSIZE\r\n")
+                left = client.readLine()
+            }
+            #expect(left == ":0\r\n")  // active expiry took them (no command touched them)
+            client.send("LATENCY LATEST\r\n")
+            guard case .array(let events) = value(client) else { return #expect(Bool(false), "LATENCY LATEST") }
+            let names = events.compactMap { event -> Value? in
+                guard case .array(let fields) = event else { return nil }
+                return fields.first
+            }
+            #expect(names.contains(.text("expire-cycle")), "\(names)")
+        }
+    }
+
     @Test(arguments: [0, 2]) func clientPauseHoldsWritesUntilUnpause(ioThreads: Int) throws {
         try withServer({ $0.ioThreads = ioThreads }) { server in
             let admin = try TestClient(port: server.port)

@@ -3,8 +3,9 @@
 // command that took at least that long is an event, "command" or, for a
 // command Redis flags fast, "fast-command"; each event keeps its last 160
 // seconds that had one (the worst of each second) and its all-time worst,
-// for LATENCY LATEST, HISTORY, RESET and DOCTOR. Active expiry is not an
-// event source in kvd (Redis's "expire-cycle").
+// for LATENCY LATEST, HISTORY, RESET and DOCTOR. A slice of active expiry
+// that took that long is an "expire-cycle" event, as in Redis; Redis's
+// other sources (fork, AOF fsync, eviction) are not events in kvd.
 import Glibc
 
 /// The latency monitor's events. Core loop only, with the dispatcher.
@@ -28,6 +29,13 @@ struct LatencyMonitor {
     mutating func note(nanoseconds: UInt64, fast: @autoclosure () -> Bool) {
         guard threshold > 0, nanoseconds / 1_000_000 >= UInt64(threshold) else { return }
         add(fast() ? "fast-command" : "command", milliseconds: Int(nanoseconds / 1_000_000))
+    }
+
+    /// Core loop: `event` took `nanoseconds`; a sample when that reaches
+    /// the threshold (Redis's latencyAddSampleIfNeeded).
+    mutating func note(_ event: String, nanoseconds: UInt64) {
+        guard threshold > 0, nanoseconds / 1_000_000 >= UInt64(threshold) else { return }
+        add(event, milliseconds: Int(nanoseconds / 1_000_000))
     }
 
     /// Redis's latencyAddSample: one sample per second, the worst of it.

@@ -1,6 +1,7 @@
 // ServerCron.swift: the core loop's one chain of ticks, as Redis's
 // serverCron. Every tick runs a slice of active expiry
-// (Storage/ActiveExpiry.swift); a tick 100 ms or more after the last check
+// (Storage/ActiveExpiry.swift), a latency monitor event ("expire-cycle")
+// when it reaches the threshold, as in Redis; a tick 100 ms or more after the last check
 // of the save points and the append-only file checks them again (while the
 // server has a directory), and one a second or more after the last idle
 // check closes the idle clients (while `timeout` is set). One chain,
@@ -58,7 +59,9 @@ final class ServerCron {
     }
 
     private func run(_ dispatcher: Dispatcher, through owner: LoopBound<Dispatcher>) {
-        ActiveExpiry.runSlice(dispatcher.databases, through: owner) { $0.databases }
+        ActiveExpiry.runSlice(dispatcher, through: owner, { $0.databases }) { dispatcher, nanoseconds in
+            dispatcher.stats.latencyMonitor.note("expire-cycle", nanoseconds: nanoseconds)
+        }
         let now = monotonicMilliseconds()
         if checksPersistence && now - lastPersistenceCheck >= 100 {
             lastPersistenceCheck = now

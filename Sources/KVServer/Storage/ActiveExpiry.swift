@@ -4,7 +4,9 @@
 // keys keep turning up, the next slice is posted to the core loop, so it
 // runs after the I/O and timers that are due: an expiry storm takes the
 // core's spare time, never a stall. A tick does not start a second chain
-// of slices while one runs.
+// of slices while one runs. Each slice's time is handed to the caller, for
+// the latency monitor's "expire-cycle" event, as Redis's activeExpireCycle
+// reports its own.
 import MainLoop
 
 /// Active expiry's chain of slices for one set of databases. Core loop
@@ -13,24 +15,27 @@ final class ActiveExpiry {
     /// A slice is posted to the core loop and has not run yet.
     private var sliceQueued = false
 
-    /// Core loop: runs a slice over `databases`, and posts the next while
-    /// expired keys keep turning up, unless a chain of slices runs already.
-    /// The databases cannot be reached from a posted job on their own:
-    /// `handle` is their owner's, on the core loop, and `pick` finds them
-    /// in it.
+    /// Core loop: runs a slice over the databases `pick` finds in `owner`,
+    /// and posts the next while expired keys keep turning up, unless a
+    /// chain of slices runs already. The databases cannot be reached from a
+    /// posted job on their own: `handle` is their owner's, on the core
+    /// loop. `took` is told how long each slice ran (nanoseconds).
     static func runSlice<Owner>(
-        _ databases: Databases, through handle: LoopBound<Owner>,
-        _ pick: @escaping @Sendable (Owner) -> Databases
+        _ owner: Owner, through handle: LoopBound<Owner>,
+        _ pick: @escaping @Sendable (Owner) -> Databases,
+        took: @escaping @Sendable (Owner, UInt64) -> Void
     ) {
-        let expiry = databases.activeExpiry
+        let expiry = pick(owner).activeExpiry
         guard !expiry.sliceQueued else { return }
-        guard databases.expireCycle() else { return }
+        let start = monotonicNanoseconds()
+        let busy = pick(owner).expireCycle()
+        took(owner, monotonicNanoseconds() - start)
+        guard busy else { return }
         expiry.sliceQueued = true
         do {
             try handle.post { owner in
-                let databases = pick(owner)
-                databases.activeExpiry.sliceQueued = false
-                runSlice(databases, through: handle, pick)
+                pick(owner).activeExpiry.sliceQueued = false
+                runSlice(owner, through: handle, pick, took: took)
             }
         } catch {
             expiry.sliceQueued = false  // the core is stopping
