@@ -20,11 +20,23 @@
 (e) a BGSAVE that cannot write (its directory is gone) sets
     rdb_last_bgsave_status:err, and writes and PING get Redis's MISCONF
     error until a BGSAVE succeeds (or stop-writes-on-bgsave-error is no).
+(f) DUMP and RESTORE move the same dataset key by key, with its TTLs
+    (PTTL as RESTORE's TTL), FUNCTION DUMP and RESTORE its library:
+    redis-server's payloads (its compact
+    encodings) restored into kvd, and kvd's restored into redis-server,
+    answer the same; redis-server's RESTORE of a stream is refused by kvd,
+    naming it.
+(g) hostile payloads: every corrupt one in Redis's own
+    tests/integration/corrupt-dump.tcl (vendored in compat/), then 20,000
+    seeded mutations of redis-server's payloads (bytes flipped, cut,
+    inserted, repeated) with a valid checksum: kvd answers each RESTORE
+    with OK or an error, reads back in full whatever it accepted, and keeps
+    answering.
 Usage: rdb-interop.py path/to/kvd
 """
 import os, random, re, shutil, socket, subprocess, sys, tempfile, time
 import redis
-from persistence_data import free_port, launch, stop, populate, dump, compare
+from persistence_data import free_port, launch, stop, populate, dump, compare, contents
 
 KVD = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="rdb-interop-")
@@ -193,6 +205,113 @@ try:
         raise SystemExit("FAIL: writes stayed refused after a BGSAVE succeeded")
     stop(kvd)
     print("ok: a failed BGSAVE: rdb_last_bgsave_status:err, MISCONF for writes and PING, lifted by a good BGSAVE")
+
+    # (f) DUMP and RESTORE, key by key, both ways
+    def move_by_dump(source, target):
+        """Every key of `source`'s databases, DUMPed and RESTOREd into
+        `target`, and its function libraries (FUNCTION DUMP and RESTORE)."""
+        target.function_restore(source.function_dump(), "REPLACE")
+        for db in range(16):
+            source.execute_command("SELECT", db)
+            target.execute_command("SELECT", db)
+            for key in source.keys(b"*"):
+                ttl = source.pttl(key)
+                target.restore(key, max(ttl, 0), source.dump(key))
+    f = os.path.join(WORK, "f"); os.mkdir(f)
+    server, r, _ = start_redis(f)
+    populate(r)
+    expected = dump(r)
+    kvd, k, _ = start_kvd(f, "--save", "")
+    move_by_dump(r, k)
+    compare(expected, dump(k), "redis-server's DUMP of every key, RESTOREd into kvd")
+    r.flushall()
+    move_by_dump(k, r)
+    compare(expected, dump(r), "kvd's DUMP of every key, RESTOREd into redis-server")
+    r.execute_command("SELECT", 0)
+    r.xadd("events", {"a": "1"})
+    try:
+        k.restore("events", 0, r.dump("events"))
+        raise SystemExit("FAIL: kvd RESTOREd a stream")
+    except redis.ResponseError as error:
+        if "a stream" not in str(error):
+            raise SystemExit(f"FAIL: kvd's RESTORE of a stream answered {error}")
+    stop(kvd)
+    stop(server)
+    print("ok: DUMP/RESTORE move every key both ways between kvd and redis-server; a stream is refused by name")
+
+    # (g) hostile payloads
+    CRC_TABLE = []
+    for n in range(256):
+        crc = n
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x95AC9329AC4BC9B5 if crc & 1 else 0)
+        CRC_TABLE.append(crc)
+
+    def sealed(body):
+        body += b"\x0a\x00"
+        crc = 0
+        for byte in body:
+            crc = CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+        return body + crc.to_bytes(8, "little")
+
+    def read_back(client, key):
+        kind = client.type(key)
+        if kind != b"none":
+            contents(client, key, kind)
+
+    def restore_all(client, payloads, what):
+        """RESTOREs each payload (pipelined), reads back what was accepted; kvd must keep answering."""
+        accepted = 0
+        for start in range(0, len(payloads), 500):
+            pipe = client.pipeline(transaction=False)
+            for index, payload in enumerate(payloads[start:start + 500]):
+                pipe.restore(f"h{index}", 0, payload, replace=True)
+            for reply in pipe.execute(raise_on_error=False):
+                if isinstance(reply, redis.ResponseError):
+                    continue
+                if reply not in (b"OK", True):
+                    raise SystemExit(f"FAIL: {what}: RESTORE answered {reply!r}")
+                accepted += 1
+            for index in range(min(500, len(payloads) - start)):
+                read_back(client, f"h{index}")
+            client.flushall()
+            if not client.ping():
+                raise SystemExit(f"FAIL: {what}: kvd stopped answering")
+        return accepted
+
+    g = os.path.join(WORK, "g"); os.mkdir(g)
+    kvd, k, _ = start_kvd(g, "--save", "")
+    corrupt = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "compat", "redis-7.0.15", "tests",
+                                "integration", "corrupt-dump.tcl")).read()
+    quoted = re.findall(r'(?:restore\s+\S+\s+0\s+|set corrupt_payload_\d+ )"((?:\\x[0-9A-Fa-f]{2}|[^"\\])*)"', corrupt)
+    tcl = [re.sub(rb"\\x([0-9A-Fa-f]{2})", lambda m: bytes([int(m.group(1), 16)]), q.encode("latin-1")) for q in quoted]
+    if len(tcl) < 30:
+        raise SystemExit(f"FAIL: found {len(tcl)} payloads in corrupt-dump.tcl")
+    accepted = restore_all(k, tcl, "corrupt-dump.tcl's payloads")
+    print(f"ok: kvd survives the {len(tcl)} corrupt payloads of Redis's corrupt-dump.tcl ({accepted} accepted and read back)")
+    server, r, _ = start_redis(g)
+    populate(r)
+    seeds = []
+    for db in range(16):
+        r.execute_command("SELECT", db)
+        seeds += [payload for payload in (r.dump(key) for key in r.keys(b"*")) if len(payload) < 4096]
+    stop(server)
+    rnd = random.Random(7)
+    mutated = []
+    for _ in range(20_000):
+        body = bytearray(rnd.choice(seeds)[:-10])
+        for _ in range(rnd.randint(1, 3)):
+            at = rnd.randrange(len(body))
+            choice = rnd.randrange(4)
+            if choice == 0: body[at] = rnd.randrange(256)
+            elif choice == 1: del body[at:at + rnd.randint(1, 8)]
+            elif choice == 2: body[at:at] = bytes(rnd.randrange(256) for _ in range(rnd.randint(1, 4)))
+            else: body[at:at] = body[at:at + rnd.randint(1, 16)]
+            if not body: body = bytearray(b"\x00")
+        mutated.append(sealed(bytes(body)))
+    accepted = restore_all(k, mutated, "mutated payloads")
+    stop(kvd)
+    print(f"ok: kvd survives 20,000 mutated payloads with valid checksums ({accepted} accepted and read back)")
 finally:
     for process in PROCESSES:
         if process.poll() is None:

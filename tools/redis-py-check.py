@@ -285,6 +285,30 @@ def sort_with_its_options():
 
 
 @scenario
+def dump_and_restore_a_copy():
+    # redis-py's dump() and restore() as a user copies or renames a key
+    # across names: ttl in ms, replace, absttl; a key that exists without
+    # replace is BUSYKEY. redis-py answers RESTORE with the raw OK.
+    r = client()
+    r.flushdb()
+    r.hset("user:1", mapping={"name": "ada", "visits": 3})
+    r.zadd("board", {"ada": 10, "bob": 7.5})
+    payload = r.dump("user:1")
+    assert r.restore("user:2", 0, payload) == b"OK" and r.hgetall("user:2") == {b"name": b"ada", b"visits": b"3"}
+    try:
+        r.restore("user:2", 0, payload)
+        raise AssertionError("RESTORE over an existing key without replace")
+    except redis.ResponseError as error:
+        assert str(error).startswith("BUSYKEY"), error
+    assert r.restore("board:copy", 60_000, r.dump("board"), replace=True) == b"OK"
+    assert 0 < r.pttl("board:copy") <= 60_000 and r.zrange("board:copy", 0, -1) == [b"bob", b"ada"]
+    deadline = int(time.time() * 1000) + 120_000
+    assert r.restore("user:3", deadline, payload, absttl=True) == b"OK"
+    assert r.pexpiretime("user:3") == deadline
+    assert r.dump("missing") is None
+
+
+@scenario
 def blocking_pop_released_by_another_client():
     waiter, pusher = client(), client()
     waiter.delete("queue")

@@ -67,6 +67,33 @@ import Testing
             ])
     }
 
+    @Test func restoreIsLoggedWithTheAbsoluteDeadlineItSetOrAsTheDeleteItDid() {
+        let dispatcher = logging()
+        run(dispatcher, "RPUSH", "l", "a", "b")
+        guard let entry = dispatcher.databases[0].lookup(Array("l".utf8), now: .min) else {
+            return #expect(Bool(false), "RPUSH stored nothing")
+        }
+        let payload = DumpPayload.dump(entry)
+        _ = logged(dispatcher)
+        func restore(_ arguments: [String], _ at: Int = 3) -> String {
+            var words = arguments.map { Array($0.utf8) }
+            words.insert(payload, at: at)
+            return run(dispatcher, bytes: words)
+        }
+        #expect(restore(["RESTORE", "t", "100000", "REPLACE"]) == "+OK\r\n")
+        #expect(restore(["RESTORE", "u", "0"]) == "+OK\r\n")
+        #expect(restore(["RESTORE", "u", "0"]).hasPrefix("-BUSYKEY"))  // changes nothing: not logged
+        #expect(restore(["RESTORE", "l", "1000", "ABSTTL", "REPLACE"]) == "+OK\r\n")  // past: deletes l
+        #expect(restore(["RESTORE", "gone", "1000", "ABSTTL"]) == "+OK\r\n")  // past, nothing deleted
+        let text = String(decoding: payload, as: UTF8.self)
+        #expect(
+            logged(dispatcher) == [
+                ["RESTORE", "t", deadline(dispatcher, "t"), text, "REPLACE", "ABSTTL"], ["RESTORE", "u", "0", text],
+                ["DEL", "l"],
+            ])
+        #expect(Int(deadline(dispatcher, "t"))! > Int(unixMilliseconds()) + 90_000)
+    }
+
     @Test func randomFloatingAndBlockingWritesAreLoggedAsTheirEffects() {
         let dispatcher = logging()
         run(dispatcher, "SADD", "s", "only")

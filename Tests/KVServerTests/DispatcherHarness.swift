@@ -13,8 +13,14 @@ func connected() -> Dispatcher {
 /// Runs one command as client 1; its reply in RESP.
 @discardableResult
 func run(_ dispatcher: Dispatcher, _ arguments: String...) -> String {
+    run(dispatcher, bytes: arguments.map { Array($0.utf8) })
+}
+
+/// Runs one command, whose arguments are bytes, as client 1; its reply in RESP.
+@discardableResult
+func run(_ dispatcher: Dispatcher, bytes arguments: [[UInt8]]) -> String {
     var batch = RequestBatch()
-    for argument in arguments { batch.appendArgument(Array(argument.utf8)) }
+    for argument in arguments { batch.appendArgument(argument) }
     batch.endRequest()
     let (replies, _) = dispatcher.execute(batch, client: 1)
     return String(decoding: replies.chunks.flatMap { $0 }, as: UTF8.self)

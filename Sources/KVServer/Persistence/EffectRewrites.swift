@@ -2,8 +2,9 @@
 // as Redis 7.0 propagates it. Most writes replay as they were sent; those
 // whose meaning depends on when or how they ran are logged as their
 // result: a relative expiry as the absolute deadline it set (PEXPIREAT,
-// SET ... PXAT), INCRBYFLOAT as the value it stored (SET ... KEEPTTL, so
-// a float's rounding cannot drift on replay), HINCRBYFLOAT as HSET. The
+// SET ... PXAT, RESTORE ... ABSTTL), INCRBYFLOAT as the value it stored
+// (SET ... KEEPTTL, so a float's rounding cannot drift on replay),
+// HINCRBYFLOAT as HSET. The
 // random and blocking ones (SPOP, BLPOP and friends) log themselves
 // (Keyspace.propagate); EXEC and scripts log the commands they ran.
 // Core loop only.
@@ -26,6 +27,9 @@ enum EffectRule {
     case incrByFloat
     /// HINCRBYFLOAT: HSET key field value.
     case hashIncrByFloat
+    /// RESTORE: with a TTL, the deadline it set and ABSTTL (DEL when the
+    /// TTL had passed and REPLACE deleted the key).
+    case restore
 
     init(_ name: String) {
         switch name {
@@ -40,6 +44,7 @@ enum EffectRule {
         case "getex": self = .getex
         case "incrbyfloat": self = .incrByFloat
         case "hincrbyfloat": self = .hashIncrByFloat
+        case "restore": self = .restore
         default: self = .verbatim
         }
     }
@@ -108,6 +113,15 @@ extension Dispatcher {
         case .hashIncrByFloat:
             guard case .hash(let hash)? = entry?.collection, let value = hash.value(of: request.raw(2)) else { return }
             feed.add(ks.index, [word("HSET"), key, request[2], Array(value)])
+        case .restore:
+            guard let entry else { return feed.add(ks.index, [word("DEL"), key]) }
+            guard let deadline = entry.expiresAt else { return feed.add(ks.index, request) }
+            var effect = request.indices.map { request[$0] }
+            effect[2] = decimalText(deadline)
+            if !effect.dropFirst(4).contains(where: { equalsIgnoringCase($0, "absttl") }) {
+                effect.append(word("ABSTTL"))
+            }
+            feed.add(ks.index, effect)
         case .verbatim, .always, .itself: break
         }
     }

@@ -28,7 +28,7 @@ enum RDBLoader {
     }
 
     /// A value as the file holds it, converted.
-    private enum Value {
+    enum Value {
         case string([UInt8])
         case collection(Collection)
         /// A collection with no element, which Redis skips as well.
@@ -140,6 +140,13 @@ enum RDBLoader {
 
     // MARK: - Values
 
+    /// The object of a DUMP payload whose footer is off (RESTORE): its RDB
+    /// type, then its value as a file holds it after the key. `key` names
+    /// it in errors.
+    static func object(_ input: RDBInput, key: [UInt8], _ limits: EncodingLimits) throws(PersistenceError) -> Value {
+        try value(try input.byte(), input, key: key, limits)
+    }
+
     private static func value(
         _ type: UInt8, _ input: RDBInput, key: [UInt8], _ limits: EncodingLimits
     ) throws(PersistenceError) -> Value {
@@ -167,6 +174,8 @@ enum RDBLoader {
                 let score =
                     type == RDBFormat.sortedSet2
                     ? Double(bitPattern: try input.littleEndian(8)) : try textDouble(input)
+                // A sorted set cannot order NaN (Redis: "Zset with NAN score detected").
+                guard !score.isNaN else { throw corrupt("sorted set score (NaN)") }
                 pairs.append((member, score))
             }
             return sortedSet(pairs, limits)
@@ -193,7 +202,7 @@ enum RDBLoader {
             guard let elements, elements.count % 2 == 0 else { throw corrupt("sorted set encoding") }
             var pairs: [([UInt8], Double)] = []
             for index in stride(from: 0, to: elements.count, by: 2) {
-                guard let score = Double(String(decoding: elements[index + 1], as: UTF8.self)) else {
+                guard let score = Double(String(decoding: elements[index + 1], as: UTF8.self)), !score.isNaN else {
                     throw corrupt("sorted set score")
                 }
                 pairs.append((elements[index], score))

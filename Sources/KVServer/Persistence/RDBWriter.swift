@@ -54,28 +54,42 @@ enum RDBWriter {
             var little = UInt64(bitPattern: deadline).littleEndian
             try withUnsafeBytes(of: &little) { (raw) in try out.bytes(raw) }
         }
-        guard let collection = entry.collection else {
-            try out.byte(RDBFormat.string)
-            try string(out, key.bytes)
-            try string(out, entry.value)
-            return
+        try out.byte(objectType(entry))
+        try string(out, key.bytes)
+        try object(out, entry)
+    }
+
+    /// The RDB type `object` writes `entry`'s value as.
+    static func objectType(_ entry: Keyspace.Entry) -> UInt8 {
+        switch entry.collection {
+        case nil: RDBFormat.string
+        case .list: RDBFormat.list
+        case .set: RDBFormat.set
+        case .hash: RDBFormat.hash
+        case .sortedSet: RDBFormat.sortedSet2
         }
+    }
+
+    /// `entry`'s value, as a file holds it after its type and key (DUMP's
+    /// payload holds it after the type alone).
+    static func object(_ out: RDBOutput, _ entry: Keyspace.Entry) throws {
+        guard let collection = entry.collection else { return try string(out, entry.value) }
         switch collection {
         case .list(let list):
-            try header(out, RDBFormat.list, key, list.count)
+            try length(out, list.count)
             for index in 0..<list.count { try string(out, list[index]) }
         case .set(let set):
-            try header(out, RDBFormat.set, key, set.count)
+            try length(out, set.count)
             for index in 0..<set.count { try string(out, set[index]) }
         case .hash(let hash):
-            try header(out, RDBFormat.hash, key, hash.count)
+            try length(out, hash.count)
             for index in 0..<hash.count {
                 let (field, value) = hash.entry(at: index)
                 try string(out, field)
                 try string(out, value)
             }
         case .sortedSet(let sortedSet):
-            try header(out, RDBFormat.sortedSet2, key, sortedSet.count)
+            try length(out, sortedSet.count)
             var node = sortedSet.order.first
             while let current = node {
                 try string(out, current.memberBytes)
@@ -84,13 +98,6 @@ enum RDBWriter {
                 node = current.next
             }
         }
-    }
-
-    /// A collection's type, key and element count.
-    private static func header(_ out: RDBOutput, _ type: UInt8, _ key: Key, _ count: Int) throws {
-        try out.byte(type)
-        try string(out, key.bytes)
-        try length(out, count)
     }
 
     /// RDB's length encoding: 6 bits, 14 bits, 32 or 64 bits big-endian.

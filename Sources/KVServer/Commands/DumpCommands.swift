@@ -1,0 +1,84 @@
+// DumpCommands.swift: DUMP and RESTORE, as Redis 7.0 answers them. DUMP's
+// payload is the key's value in RDB (Persistence/DumpPayload.swift), so a
+// payload moves between kvd and redis-server both ways: RESTORE reads what
+// redis-server writes (listpacks, ziplists, intsets, zipmaps, quicklists,
+// LZF-compressed strings, the encodings of older versions too), and kvd
+// writes the plain encodings, which redis-server reads and converts.
+//
+// RESTORE checks in Redis's order, each with Redis's error: the options,
+// then the key (BUSYKEY unless REPLACE), then the TTL, then the payload's
+// version and checksum, then the value itself ("Bad data format" for
+// anything it cannot read, an empty collection included). Every element
+// of the value is decoded and checked on the way in, whatever Redis's
+// sanitize-dump-payload would say. IDLETIME and FREQ are checked, then
+// ignored: kvd keeps no access times or frequencies (it does not evict).
+// A TTL already past stores nothing (and REPLACE has deleted the old
+// value). A stream or a module value, which kvd cannot hold, is refused
+// with an error naming it.
+
+let dumpCommands: [Command] = [
+    Command("dump", arity: 2, keys: .one) { ks, r, out in
+        guard let entry = ks.lookup(r.raw(1), now: ks.now) else { return out.null() }
+        out.bulk(DumpPayload.dump(entry))
+    },
+    Command("restore", arity: -4, keys: .one, restore),
+]
+
+/// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+private func restore(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
+    var replace = false, absolute = false, idleTime = false, frequency = false
+    var index = 4
+    while index < r.count {
+        let option = r.raw(index)
+        let hasValue = index + 1 < r.count
+        if equalsIgnoringCase(option, "replace") {
+            replace = true
+        } else if equalsIgnoringCase(option, "absttl") {
+            absolute = true
+        } else if equalsIgnoringCase(option, "idletime") && hasValue && !frequency {
+            guard let seconds = parseInteger(r.raw(index + 1)) else { return out.error(notAnInteger) }
+            guard seconds >= 0 else { return out.error("ERR Invalid IDLETIME value, must be >= 0") }
+            idleTime = true
+            index += 1
+        } else if equalsIgnoringCase(option, "freq") && hasValue && !idleTime {
+            guard let count = parseInteger(r.raw(index + 1)) else { return out.error(notAnInteger) }
+            guard (0...255).contains(count) else {
+                return out.error("ERR Invalid FREQ value, must be >= 0 and <= 255")
+            }
+            frequency = true
+            index += 1
+        } else {
+            return out.error("ERR syntax error")
+        }
+        index += 1
+    }
+    let key = r[1]
+    let now = ks.now
+    if !replace && ks.lookup(key, now: now) != nil { return out.error("BUSYKEY Target key name already exists.") }
+    guard let ttl = parseInteger(r.raw(2)) else { return out.error(notAnInteger) }
+    guard ttl >= 0 else { return out.error("ERR Invalid TTL value, must be >= 0") }
+    let payload = r[3]
+    guard DumpPayload.verifies(payload) else { return out.error("ERR DUMP payload version or checksum are wrong") }
+    if let name = RDBFormat.unsupportedTypeName(payload[0]) {
+        return out.error("ERR the DUMP payload holds \(name), which kvd does not support")
+    }
+    let value: RDBLoader.Value
+    do {
+        // From the whole payload, footer included, as Redis reads it: a
+        // value that runs past its end takes the footer's bytes, as there.
+        value = try RDBLoader.object(RDBInput(bytes: payload), key: key, ks.limits)
+    } catch {
+        return out.error("ERR Bad data format")
+    }
+    if case .empty = value { return out.error("ERR Bad data format") }
+    if replace { ks.remove(key) }
+    // Redis adds the clock to a relative TTL without a check; so does this.
+    let deadline: Int64? = ttl == 0 ? nil : absolute ? Int64(ttl) : Int64(ttl) &+ now
+    if let deadline, deadline <= now { return out.ok() }
+    switch value {
+    case .string(let bytes): ks.set(key, bytes, expiresAt: deadline)
+    case .collection(let collection): ks.store(key, collection, expiresAt: deadline)
+    case .empty: break
+    }
+    out.ok()
+}
