@@ -27,11 +27,13 @@
     answer the same; redis-server's RESTORE of a stream is refused by kvd,
     naming it.
 (g) hostile payloads: every corrupt one in Redis's own
-    tests/integration/corrupt-dump.tcl (vendored in compat/), then 20,000
-    seeded mutations of redis-server's payloads (bytes flipped, cut,
-    inserted, repeated) with a valid checksum: kvd answers each RESTORE
-    with OK or an error, reads back in full whatever it accepted, and keeps
-    answering.
+    tests/integration/corrupt-dump.tcl (vendored in compat/), as written and
+    resealed with a valid checksum (many were written for a server that
+    skips it), then 20,000 seeded mutations of redis-server's payloads
+    (bytes flipped, cut, inserted, repeated) with a valid checksum: kvd
+    answers each RESTORE with OK or an error, reads back whatever it
+    accepted (its count agrees with its contents, a sorted set is in order
+    without NaN), and keeps answering.
 Usage: rdb-interop.py path/to/kvd
 """
 import os, random, re, shutil, socket, subprocess, sys, tempfile, time
@@ -254,10 +256,21 @@ try:
             crc = CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
         return body + crc.to_bytes(8, "little")
 
-    def read_back(client, key):
+    COUNTS = {b"list": "LLEN", b"set": "SCARD", b"hash": "HLEN", b"zset": "ZCARD"}
+
+    def read_back(client, key, what):
+        """Reads an accepted key in full: its count agrees with what comes
+        back, and a sorted set comes back in order, with no NaN score."""
         kind = client.type(key)
-        if kind != b"none":
-            contents(client, key, kind)
+        if kind == b"none":
+            return
+        whole = contents(client, key, kind)
+        if kind in COUNTS and client.execute_command(COUNTS[kind], key) != len(whole):
+            raise SystemExit(f"FAIL: {what}: {key} holds {len(whole)} elements, its {COUNTS[kind]} says otherwise")
+        if kind == b"zset" and (any(score != score for _, score in whole)
+                                or [(score, member) for member, score in whole]
+                                != sorted((score, member) for member, score in whole)):
+            raise SystemExit(f"FAIL: {what}: {key} is out of order or holds NaN: {whole[:8]}")
 
     def restore_all(client, payloads, what):
         """RESTOREs each payload (pipelined), reads back what was accepted; kvd must keep answering."""
@@ -273,7 +286,7 @@ try:
                     raise SystemExit(f"FAIL: {what}: RESTORE answered {reply!r}")
                 accepted += 1
             for index in range(min(500, len(payloads) - start)):
-                read_back(client, f"h{index}")
+                read_back(client, f"h{index}", what)
             client.flushall()
             if not client.ping():
                 raise SystemExit(f"FAIL: {what}: kvd stopped answering")
@@ -283,12 +296,38 @@ try:
     kvd, k, _ = start_kvd(g, "--save", "")
     corrupt = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "compat", "redis-7.0.15", "tests",
                                 "integration", "corrupt-dump.tcl")).read()
-    quoted = re.findall(r'(?:restore\s+\S+\s+0\s+|set corrupt_payload_\d+ )"((?:\\x[0-9A-Fa-f]{2}|[^"\\])*)"', corrupt)
-    tcl = [re.sub(rb"\\x([0-9A-Fa-f]{2})", lambda m: bytes([int(m.group(1), 16)]), q.encode("latin-1")) for q in quoted]
-    if len(tcl) < 30:
-        raise SystemExit(f"FAIL: found {len(tcl)} payloads in corrupt-dump.tcl")
+
+    def tcl_bytes(text):
+        """A Tcl double-quoted string's bytes: \\xNN, octal, \\n and kin."""
+        out, index = bytearray(), 0
+        escapes = {"n": 10, "r": 13, "t": 9, "a": 7, "b": 8, "f": 12, "v": 11}
+        while index < len(text):
+            char = text[index]
+            if char != "\\":
+                out += char.encode("latin-1"); index += 1; continue
+            following = text[index + 1]
+            hexes = re.match(r"x([0-9A-Fa-f]{1,2})", text[index + 1:])
+            octal = re.match(r"[0-7]{1,3}", text[index + 1:])
+            if hexes:
+                out.append(int(hexes.group(1), 16)); index += 1 + len(hexes.group(0))
+            elif octal:
+                out.append(int(octal.group(0), 8) & 0xFF); index += 1 + len(octal.group(0))
+            else:
+                out.append(escapes.get(following, ord(following))); index += 2
+        return bytes(out)
+
+    # Every RESTORE's payload and every payload set aside for one, in any
+    # case; many were written for a server that skips the checksum
+    # (debug set-skip-checksum-validation), so each goes in as written and
+    # resealed with a valid checksum, which takes it to the decoders.
+    quoted = re.findall(r'(?:restore\s+\S+\s+\d+\s+|set corrupt_payload_\d+ )"((?:\\.|[^"\\])*)"', corrupt, re.I)
+    written = list(dict.fromkeys(tcl_bytes(q) for q in quoted))
+    if len(written) < 60:
+        raise SystemExit(f"FAIL: found {len(written)} payloads in corrupt-dump.tcl")
+    tcl = written + [sealed(payload[:-10]) for payload in written if len(payload) > 10]
     accepted = restore_all(k, tcl, "corrupt-dump.tcl's payloads")
-    print(f"ok: kvd survives the {len(tcl)} corrupt payloads of Redis's corrupt-dump.tcl ({accepted} accepted and read back)")
+    print(f"ok: kvd survives the {len(written)} corrupt payloads of Redis's corrupt-dump.tcl, as written and resealed"
+          f" ({accepted} of {len(tcl)} accepted and read back whole)")
     server, r, _ = start_redis(g)
     populate(r)
     seeds = []

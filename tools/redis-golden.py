@@ -568,6 +568,16 @@ DUMP_CASES = [
     ("restore refuses a nan score", resp(
         [b"RESTORE", b"z", b"0", sealed(b"\x05\x02\x01a" + struct.pack("<d", float("nan")) + b"\x01b" + struct.pack("<d", 1.0))],
         [b"RESTORE", b"z", b"0", sealed(b"\x03\x01\x01a\xfd")], [b"EXISTS", b"z"])),
+    # A member twice: Redis refuses it in a plain set or sorted set (a small
+    # hash with a field twice it takes unless it sanitizes; kvd refuses it,
+    # and DumpRestoreTests checks that); a WATCH sees a RESTORE, with or
+    # without REPLACE.
+    ("restore refuses duplicates and a watch sees it", resp(
+        [b"RESTORE", b"d1", b"0", sealed(b"\x02\x02\x01a\x01a")],
+        [b"RESTORE", b"d2", b"0", sealed(b"\x05\x02\x01a" + struct.pack("<d", 1.0) + b"\x01a" + struct.pack("<d", 2.0))],
+        [b"EXISTS", b"d1", b"d2"],
+        [b"WATCH", b"w"], restore(b"w", "s"), [b"MULTI"], [b"PING"], [b"EXEC"],
+        [b"WATCH", b"w"], restore(b"w", "l", b"REPLACE"), [b"MULTI"], [b"PING"], [b"EXEC"], [b"TYPE", b"w"])),
 ]
 CASES += DUMP_CASES + [("resp3 " + name, payload) for name, payload in DUMP_CASES]
 

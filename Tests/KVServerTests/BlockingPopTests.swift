@@ -113,7 +113,7 @@ import Testing
 }
 
 /// INFO's blocked_clients, asked on `client`.
-private func blockedClients(_ client: TestClient) -> Int? {
+func blockedClients(_ client: TestClient) -> Int? {
     client.send("INFO clients\r\n")
     let header = client.readLine()
     guard header.hasPrefix("$"), let length = Int(header.filter(\.isNumber)) else { return nil }

@@ -1032,4 +1032,14 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "*4\r\n$7\r\nRESTORE\r\n$1\r\nz\r\n$1\r\n0\r\n$32\r\n\u{5}\u{2}\u{1}a\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{f8}\u{7f}\u{1}b\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{f0}?\n\u{0}\u{dc}\u{b5}\u{80}\u{b6}17t\u{fc}\r\n*4\r\n$7\r\nRESTORE\r\n$1\r\nz\r\n$1\r\n0\r\n$15\r\n\u{3}\u{1}\u{1}a\u{fd}\n\u{0}\u{d3}\u{93}gI\u{ea}\u{df}>\u{d5}\r\n*2\r\n$6\r\nEXISTS\r\n$1\r\nz\r\n",
         "-ERR Bad data format\r\n-ERR Bad data format\r\n:0\r\n"
     ),
+    (
+        "restore refuses duplicates and a watch sees it",
+        "*4\r\n$7\r\nRESTORE\r\n$2\r\nd1\r\n$1\r\n0\r\n$16\r\n\u{2}\u{2}\u{1}a\u{1}a\n\u{0}W\u{be}v/\u{c2}\u{d6}R:\r\n*4\r\n$7\r\nRESTORE\r\n$2\r\nd2\r\n$1\r\n0\r\n$32\r\n\u{5}\u{2}\u{1}a\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{f0}?\u{1}a\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}@\n\u{0}\u{86}\u{e6}r\u{e9}\u{a0}o\u{c4}\u{eb}\r\n*3\r\n$6\r\nEXISTS\r\n$2\r\nd1\r\n$2\r\nd2\r\n*2\r\n$5\r\nWATCH\r\n$1\r\nw\r\n*4\r\n$7\r\nRESTORE\r\n$1\r\nw\r\n$1\r\n0\r\n$17\r\n\u{0}\u{5}hello\n\u{0}cr\u{df}ve4 \n\r\n*1\r\n$5\r\nMULTI\r\n*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nEXEC\r\n*2\r\n$5\r\nWATCH\r\n$1\r\nw\r\n*5\r\n$7\r\nRESTORE\r\n$1\r\nw\r\n$1\r\n0\r\n$29\r\n\u{12}\u{1}\u{2}\u{f}\u{f}\u{0}\u{0}\u{0}\u{3}\u{0}\u{81}a\u{2}\u{81}b\u{2}\u{7}\u{1}\u{ff}\n\u{0}\u{a4}\u{d5}}\u{13}~\u{93}C\u{9c}\r\n$7\r\nREPLACE\r\n*1\r\n$5\r\nMULTI\r\n*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nEXEC\r\n*2\r\n$4\r\nTYPE\r\n$1\r\nw\r\n",
+        "-ERR Bad data format\r\n-ERR Bad data format\r\n:0\r\n+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n*-1\r\n+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n*-1\r\n+list\r\n"
+    ),
+    (
+        "resp3 restore refuses duplicates and a watch sees it",
+        "*4\r\n$7\r\nRESTORE\r\n$2\r\nd1\r\n$1\r\n0\r\n$16\r\n\u{2}\u{2}\u{1}a\u{1}a\n\u{0}W\u{be}v/\u{c2}\u{d6}R:\r\n*4\r\n$7\r\nRESTORE\r\n$2\r\nd2\r\n$1\r\n0\r\n$32\r\n\u{5}\u{2}\u{1}a\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{f0}?\u{1}a\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}@\n\u{0}\u{86}\u{e6}r\u{e9}\u{a0}o\u{c4}\u{eb}\r\n*3\r\n$6\r\nEXISTS\r\n$2\r\nd1\r\n$2\r\nd2\r\n*2\r\n$5\r\nWATCH\r\n$1\r\nw\r\n*4\r\n$7\r\nRESTORE\r\n$1\r\nw\r\n$1\r\n0\r\n$17\r\n\u{0}\u{5}hello\n\u{0}cr\u{df}ve4 \n\r\n*1\r\n$5\r\nMULTI\r\n*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nEXEC\r\n*2\r\n$5\r\nWATCH\r\n$1\r\nw\r\n*5\r\n$7\r\nRESTORE\r\n$1\r\nw\r\n$1\r\n0\r\n$29\r\n\u{12}\u{1}\u{2}\u{f}\u{f}\u{0}\u{0}\u{0}\u{3}\u{0}\u{81}a\u{2}\u{81}b\u{2}\u{7}\u{1}\u{ff}\n\u{0}\u{a4}\u{d5}}\u{13}~\u{93}C\u{9c}\r\n$7\r\nREPLACE\r\n*1\r\n$5\r\nMULTI\r\n*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nEXEC\r\n*2\r\n$4\r\nTYPE\r\n$1\r\nw\r\n",
+        "-ERR Bad data format\r\n-ERR Bad data format\r\n:0\r\n+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n_\r\n+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n_\r\n+list\r\n"
+    ),
 ]

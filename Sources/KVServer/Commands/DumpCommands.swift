@@ -10,7 +10,11 @@
 // version and checksum, then the value itself ("Bad data format" for
 // anything it cannot read, an empty collection included). Every element
 // of the value is decoded and checked on the way in, whatever Redis's
-// sanitize-dump-payload would say. IDLETIME and FREQ are checked, then
+// sanitize-dump-payload would say: a set, hash or sorted set holding an
+// element twice, or a NaN score, is refused in every encoding (Redis
+// refuses them in the plain ones, and in the compact ones when it
+// sanitizes). A large payload is decoded on the core, as in Redis: up to
+// `--max-bulk` bytes, with several times that in memory while it is read. IDLETIME and FREQ are checked, then
 // ignored: kvd keeps no access times or frequencies (it does not evict).
 // A TTL already past stores nothing (and REPLACE has deleted the old
 // value). A stream or a module value, which kvd cannot hold, is refused
@@ -71,10 +75,13 @@ private func restore(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         return out.error("ERR Bad data format")
     }
     if case .empty = value { return out.error("ERR Bad data format") }
-    if replace { ks.remove(key) }
     // Redis adds the clock to a relative TTL without a check; so does this.
     let deadline: Int64? = ttl == 0 ? nil : absolute ? Int64(ttl) : Int64(ttl) &+ now
-    if let deadline, deadline <= now { return out.ok() }
+    if let deadline, deadline <= now {
+        if replace { ks.remove(key) }
+        return out.ok()
+    }
+    // Storing replaces what REPLACE lets go (one change, as Redis counts one).
     switch value {
     case .string(let bytes): ks.set(key, bytes, expiresAt: deadline)
     case .collection(let collection): ks.store(key, collection, expiresAt: deadline)

@@ -150,9 +150,7 @@ enum RDBLoader {
     private static func value(
         _ type: UInt8, _ input: RDBInput, key: [UInt8], _ limits: EncodingLimits
     ) throws(PersistenceError) -> Value {
-        func corrupt(_ what: String) -> PersistenceError {
-            PersistenceError("the RDB file holds a corrupt \(what) at key '\(printable(key))'")
-        }
+        func corrupt(_ what: String) -> PersistenceError { RDBLoader.corrupt(what, key) }
         switch type {
         case RDBFormat.string:
             return .string(try string(input))
@@ -165,7 +163,7 @@ enum RDBLoader {
             let count = try length(input)
             var members: [[UInt8]] = []
             for _ in 0..<count { members.append(try string(input)) }
-            return set(members, limits)
+            return try set(members, limits, key)
         case RDBFormat.sortedSet, RDBFormat.sortedSet2:
             let count = try length(input)
             var pairs: [([UInt8], Double)] = []
@@ -174,11 +172,12 @@ enum RDBLoader {
                 let score =
                     type == RDBFormat.sortedSet2
                     ? Double(bitPattern: try input.littleEndian(8)) : try textDouble(input)
-                // A sorted set cannot order NaN (Redis: "Zset with NAN score detected").
+                // A sorted set cannot order NaN (Redis refuses it in these encodings:
+                // "Zset with NAN score detected"; kvd in every one).
                 guard !score.isNaN else { throw corrupt("sorted set score (NaN)") }
                 pairs.append((member, score))
             }
-            return sortedSet(pairs, limits)
+            return try sortedSet(pairs, limits, key)
         case RDBFormat.hash:
             let count = try length(input)
             var elements: [[UInt8]] = []
@@ -186,16 +185,16 @@ enum RDBLoader {
                 elements.append(try string(input))
                 elements.append(try string(input))
             }
-            return hash(elements, limits)
+            return try hash(elements, limits, key)
         case RDBFormat.hashZipmap:
             guard let elements = Zipmap.elements(try string(input)) else { throw corrupt("zipmap") }
-            return hash(elements, limits)
+            return try hash(elements, limits, key)
         case RDBFormat.listZiplist:
             guard let elements = Ziplist.elements(try string(input)) else { throw corrupt("ziplist") }
             return list(elements)
         case RDBFormat.setIntset:
             guard let members = Intset.members(try string(input)) else { throw corrupt("intset") }
-            return set(members, limits)
+            return try set(members, limits, key)
         case RDBFormat.sortedSetZiplist, RDBFormat.sortedSetListpack:
             let blob = try string(input)
             let elements = type == RDBFormat.sortedSetZiplist ? Ziplist.elements(blob) : Listpack.elements(blob)
@@ -207,12 +206,12 @@ enum RDBLoader {
                 }
                 pairs.append((elements[index], score))
             }
-            return sortedSet(pairs, limits)
+            return try sortedSet(pairs, limits, key)
         case RDBFormat.hashZiplist, RDBFormat.hashListpack:
             let blob = try string(input)
             let elements = type == RDBFormat.hashZiplist ? Ziplist.elements(blob) : Listpack.elements(blob)
             guard let elements, elements.count % 2 == 0 else { throw corrupt("hash encoding") }
-            return hash(elements, limits)
+            return try hash(elements, limits, key)
         case RDBFormat.listQuicklist, RDBFormat.listQuicklist2:
             let nodes = try length(input)
             var elements: [[UInt8]] = []
@@ -245,27 +244,44 @@ enum RDBLoader {
         return .collection(.list(list))
     }
 
-    private static func set(_ members: [[UInt8]], _ limits: EncodingLimits) -> Value {
+    // A set, hash or sorted set holding an element twice is corrupt: Redis
+    // refuses one ("Duplicate set members detected" and its kin), and kvd's
+    // would silently hold fewer elements than the file says.
+
+    private static func set(_ members: [[UInt8]], _ limits: EncodingLimits, _ key: [UInt8]) throws(PersistenceError)
+        -> Value
+    {
         guard !members.isEmpty else { return .empty }
         let set = SetValue()
         for member in members { set.add(member, limits) }
+        guard set.count == members.count else { throw corrupt("set (a member twice)", key) }
         return .collection(.set(set))
     }
 
-    private static func hash(_ elements: [[UInt8]], _ limits: EncodingLimits) -> Value {
+    private static func hash(_ elements: [[UInt8]], _ limits: EncodingLimits, _ key: [UInt8]) throws(PersistenceError)
+        -> Value
+    {
         guard !elements.isEmpty else { return .empty }
         let hash = HashValue()
         for index in stride(from: 0, to: elements.count, by: 2) {
             hash.set(elements[index], elements[index + 1], limits)
         }
+        guard hash.count * 2 == elements.count else { throw corrupt("hash (a field twice)", key) }
         return .collection(.hash(hash))
     }
 
-    private static func sortedSet(_ pairs: [([UInt8], Double)], _ limits: EncodingLimits) -> Value {
+    private static func sortedSet(
+        _ pairs: [([UInt8], Double)], _ limits: EncodingLimits, _ key: [UInt8]
+    ) throws(PersistenceError) -> Value {
         guard !pairs.isEmpty else { return .empty }
         let sortedSet = SortedSetValue()
         for (member, score) in pairs { sortedSet.set(member, score, limits) }
+        guard sortedSet.count == pairs.count else { throw corrupt("sorted set (a member twice)", key) }
         return .collection(.sortedSet(sortedSet))
+    }
+
+    private static func corrupt(_ what: String, _ key: [UInt8]) -> PersistenceError {
+        PersistenceError("the RDB file holds a corrupt \(what) at key '\(printable(key))'")
     }
 
     // MARK: - Primitives

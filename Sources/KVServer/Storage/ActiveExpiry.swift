@@ -27,6 +27,9 @@ final class ActiveExpiry {
     ) {
         let expiry = pick(owner).activeExpiry
         guard !expiry.sliceQueued else { return }
+        pick(owner).shrinkSparseTables()
+        // Only the expiry is timed, as Redis times activeExpireCycle alone
+        // (its tables shrink in databasesCron).
         let start = monotonicNanoseconds()
         let busy = pick(owner).expireCycle()
         took(owner, monotonicNanoseconds() - start)

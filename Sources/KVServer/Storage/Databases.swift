@@ -46,19 +46,23 @@ final class Databases: RandomAccessCollection {
     /// True when some database holds keys with an expiry.
     var hasKeysWithExpiry: Bool { keyspaces.contains { $0.expiresCount > 0 } }
 
-    /// One slice of active expiry (and a table that emptied gives its
-    /// memory back, `Keyspace.shrinkIfSparse`): the databases that hold keys with an
-    /// expiry share the 2 ms budget equally, the first of them taking turns.
-    /// True when some database stopped on its budget with expired keys
-    /// still turning up.
     /// CLIENT PAUSE: no key is deleted for its expiry until `until` (Unix
     /// ms; 0 ends it), lazily or actively.
     func pauseExpiry(until: Int64) {
         for database in keyspaces { database.expiryPausedUntil = until }
     }
 
-    func expireCycle() -> Bool {
+    /// A table that emptied gives its memory back (`Keyspace.shrinkIfSparse`);
+    /// run before each slice of active expiry.
+    func shrinkSparseTables() {
         for database in keyspaces { database.shrinkIfSparse() }
+    }
+
+    /// One slice of active expiry: the databases that hold keys with an
+    /// expiry share the 2 ms budget equally, the first of them taking turns.
+    /// True when some database stopped on its budget with expired keys
+    /// still turning up.
+    func expireCycle() -> Bool {
         let volatile = keyspaces.indices.filter { keyspaces[$0].expiresCount > 0 }
         guard !volatile.isEmpty else { return false }
         let share = 2_000_000 / UInt64(volatile.count)
