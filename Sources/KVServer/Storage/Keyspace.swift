@@ -276,7 +276,7 @@ public final class Keyspace {
             let hadDeadline = Keyspace.overwrite(&entries[at: index], expiresAt: expiresAt, fill)
             if hadDeadline || expiresAt != nil { reindex(at: index, deadline: expiresAt) }
         } else {
-            let bytes = Array(key)
+            let bytes = [UInt8](copying: key)
             let stored = Key.stored(bytes)
             touch(stored)
             var value: [UInt8] = []
