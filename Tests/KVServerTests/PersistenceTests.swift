@@ -135,6 +135,12 @@ import Testing
         altered[at] = UInt8(ascii: "V")
         #expect(error(altered).contains("wrong RDB checksum"))
         #expect(error(Array("REDIS0011".utf8) + bytes.dropFirst(9)).contains("version 11"))
+        // A key twice in one database (a string, then a list), checksum right.
+        let twice = RDBOutput()
+        try twice.bytes(Array("REDIS0010".utf8) + [RDBFormat.selectDB, 0])
+        try twice.bytes([RDBFormat.string, 1, 97, 1, 49, RDBFormat.list, 1, 97, 1, 1, 50, RDBFormat.eof])
+        try twice.finish()
+        #expect(error(twice.buffer).contains("holds key 'a' twice in database 0"), "\(error(twice.buffer))")
     }
 
     @Test func theSnapshotKeepsThePointInTimeWhileCommandsChangeTheData() throws {

@@ -101,13 +101,13 @@ enum RDBLoader {
                 continue
             }
             let keyspace = databases[database]
-            let before = keyspace.count
+            let stored: Bool
             switch value {
-            case .string(let bytes): keyspace.set(key, bytes, expiresAt: expiresAt)
-            case .collection(let collection): keyspace.store(key, collection, expiresAt: expiresAt)
+            case .string(let bytes): stored = keyspace.load(key, bytes, nil, expiresAt: expiresAt)
+            case .collection(let collection): stored = keyspace.load(key, [], collection, expiresAt: expiresAt)
             case .empty: continue
             }
-            guard keyspace.count > before else {
+            guard stored else {
                 throw PersistenceError("the RDB file holds key '\(printable(key))' twice in database \(database)")
             }
             summary.keys += 1

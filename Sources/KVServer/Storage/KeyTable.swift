@@ -79,6 +79,14 @@ struct KeyTable: Sequence {
         count += 1
     }
 
+    /// Stores `entry` for `key` with one lookup; false when `key` was
+    /// present (its entry is then replaced).
+    mutating func insertOrReplace(_ key: Key, _ entry: Keyspace.Entry) -> Bool {
+        guard shards[KeyTable.shard(of: key)].updateValue(entry, forKey: key) == nil else { return false }
+        count += 1
+        return true
+    }
+
     /// Changes the entry of `key` in place, when present.
     mutating func modify(_ key: Key, _ body: (inout Keyspace.Entry) -> Void) {
         let shard = KeyTable.shard(of: key)

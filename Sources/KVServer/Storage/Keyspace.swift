@@ -470,6 +470,22 @@ public final class Keyspace {
         }
     }
 
+    /// Start-up only, while a file is loaded (nobody is served yet: no
+    /// client watches or waits, no snapshot is open): stores `key` with
+    /// `value` (a string's bytes, empty for a collection) or `collection`,
+    /// with one lookup where `set` and `store` make two each. False when
+    /// the key was already there: the file is corrupt, and the load fails
+    /// (the keyspace is not used after that).
+    func load(_ key: [UInt8], _ value: [UInt8], _ collection: Collection?, expiresAt: Int64?) -> Bool {
+        let handle = expiresAt.map { expiry.insert(key, deadline: $0) } ?? -1
+        let entry = Entry(
+            value: value, collection: collection, expiresAt: expiresAt, expiryIndex: handle, slot: slots.count)
+        guard entries.insertOrReplace(.stored(key), entry) else { return false }
+        longestKey = max(longestKey, key.count)
+        slots.append(key)
+        return true
+    }
+
     /// The clients that WATCH `key` see a change (a collection changed in place).
     func changed(_ key: UnsafeRawBufferPointer) {
         fence.changes += 1
