@@ -2,7 +2,7 @@
 # Redis 7.0.15's own test suite against kvd and against a real redis-server,
 # in the same run, with the stock harness in its external-server mode. The
 # harness and the test files (strings, counters, keyspace, expiry, hashes,
-# sets, lists, sorted sets, SORT, DUMP/RESTORE, MULTI, SCAN, pub/sub, SLOWLOG, INFO, the bit
+# sets, lists (and the quicklist stress tests), sorted sets, SORT, DUMP/RESTORE, MULTI, SCAN, pub/sub, SLOWLOG, INFO, the bit
 # commands, the latency monitor, introspection, CLIENT PAUSE, scripting
 # (EVAL, and the same tests run as functions), functions, unit/other (the
 # one file of 7.0.15 whose tests carry needs:save: SAVE of every type), the
@@ -40,7 +40,7 @@ trap cleanup EXIT
 # is refused, and unit/type/list and unit/type/set raise that limit to
 # 10 GB on the server they share (in Redis's own runs each file has a
 # server of its own), after which its 2 GB bulk is waited for.
-UNITS=(unit/protocol unit/quit unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/zset unit/sort unit/dump unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/latency-monitor unit/bitfield unit/introspection unit/introspection-2 unit/pause unit/scripting unit/functions unit/other)
+UNITS=(unit/protocol unit/quit unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/list-3 unit/type/zset unit/sort unit/dump unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/latency-monitor unit/bitfield unit/introspection unit/introspection-2 unit/pause unit/scripting unit/functions unit/other)
 # Tests of features kvd documents as absent (README, "Not supported"),
 # skipped for both servers alike so the comparison stays like for like:
 # keyspace notifications (notify-keyspace-events).
