@@ -168,6 +168,52 @@ import Testing
         #expect(run(dispatcher, "LRANGE", "l", "-1", "-1") == "*1\r\n$5\r\nafter\r\n")
     }
 
+    /// A file of several MiB, read from its descriptor in 1 MiB chunks:
+    /// values straddle the refills (and one value spans several), the
+    /// checksum still covers every byte once, and one byte changed past
+    /// the first MiB is caught.
+    @Test func aFileLargerThanTheReadBufferLoadsWholeAndItsChecksumCoversEveryByte() throws {
+        let source = connected()
+        for index in 0..<3000 {
+            run(source, "SET", "k\(index)", String(repeating: Character(UnicodeScalar(97 + index % 26)!), count: 1000))
+        }
+        run(source, "SET", "huge", String(repeating: "z", count: 2_500_000))
+        let bytes = try image(source.databases)
+        #expect(bytes.count > 5 << 20)
+        var template = Array("/tmp/kvd-refill-XXXXXX".utf8CString)
+        let directory = String(cString: try #require(mkdtemp(&template)))
+        defer {
+            unlink(directory + "/dump.rdb")
+            rmdir(directory)
+        }
+        func write(_ bytes: [UInt8]) {
+            let fd = open(directory + "/dump.rdb", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+        write(bytes)
+        let loaded = Databases()
+        let summary = try SnapshotFile(directory: directory, name: "dump.rdb").load(into: loaded)
+        #expect(summary?.keys == 3001)
+        #expect(loaded[0].lookup(Array("huge".utf8), now: 0)?.value.count == 2_500_000)
+        let mismatched = (0..<3000).filter { index in
+            loaded[0].lookup(Array("k\(index)".utf8), now: 0)?.value
+                != [UInt8](repeating: UInt8(97 + index % 26), count: 1000)
+        }
+        #expect(mismatched.isEmpty, "\(mismatched.count) values differ")
+        var altered = bytes
+        altered[(3 << 19) + 17] ^= 1  // 1.5 MiB in: inside a value, after a refill
+        write(altered)
+        #expect(throws: PersistenceError.self) {
+            try SnapshotFile(directory: directory, name: "dump.rdb").load(into: Databases())
+        }
+        do {
+            _ = try SnapshotFile(directory: directory, name: "dump.rdb").load(into: Databases())
+        } catch {
+            #expect(error.description.contains("wrong RDB checksum"), "\(error)")
+        }
+    }
+
     @Test func saveBackgroundSaveAndLastSaveAnswerAsRedis() throws {
         let dispatcher = connected()
         #expect(run(dispatcher, "SAVE").hasPrefix("-ERR snapshots are off"))

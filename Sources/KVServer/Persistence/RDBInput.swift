@@ -4,16 +4,17 @@
 // over the consumed bytes in bulk, when the buffer is refilled and when
 // it is asked for, not per read: a key and its value are three or four
 // small reads, and a CRC call per read (with the exclusivity checks on
-// this class's fields) was half of loading a snapshot of short strings
-// (callgrind, 200,000 keys). Every read is checked against what is left:
-// a truncated file ends in a clear error, never a trap.
+// this class's fields) was about a third of loading a snapshot of short
+// strings (bench/snapshot-load-profile-2026-12-03.txt). Every read is
+// checked against what is left: a truncated file ends in a clear error,
+// never a trap.
 import Glibc
 
 /// An RDB file being read. One thread (the core's, at start-up).
 final class RDBInput {
     // `@exclusivity(unchecked)`: one thread reads the file, and no method
     // reaches a field while another access to it is open; the runtime's
-    // checks were a quarter of a load's instructions.
+    // checks were a quarter of a load's instructions (same profile).
     @exclusivity(unchecked) private var buffer: [UInt8]
     @exclusivity(unchecked) private var position = 0
     private let fd: Int32

@@ -79,12 +79,17 @@ struct KeyTable: Sequence {
         count += 1
     }
 
-    /// Stores `entry` for `key` with one lookup; false when `key` was
-    /// present (its entry is then replaced).
-    mutating func insertOrReplace(_ key: Key, _ entry: Keyspace.Entry) -> Bool {
-        guard shards[KeyTable.shard(of: key)].updateValue(entry, forKey: key) == nil else { return false }
-        count += 1
-        return true
+    /// Stores `entry` for `key` with one lookup when `key` is absent; when
+    /// present, leaves its entry as it was (at the cost of a second
+    /// lookup) and returns false.
+    mutating func insertIfAbsent(_ key: Key, _ entry: Keyspace.Entry) -> Bool {
+        let shard = KeyTable.shard(of: key)
+        guard let present = shards[shard].updateValue(entry, forKey: key) else {
+            count += 1
+            return true
+        }
+        shards[shard][key] = present
+        return false
     }
 
     /// Changes the entry of `key` in place, when present.

@@ -473,14 +473,17 @@ public final class Keyspace {
     /// Start-up only, while a file is loaded (nobody is served yet: no
     /// client watches or waits, no snapshot is open): stores `key` with
     /// `value` (a string's bytes, empty for a collection) or `collection`,
-    /// with one lookup where `set` and `store` make two each. False when
-    /// the key was already there: the file is corrupt, and the load fails
-    /// (the keyspace is not used after that).
+    /// with one lookup where `set` makes two and `store` three. False,
+    /// and the keyspace as it was, when the key was already there: the
+    /// file is corrupt, and the load fails.
     func load(_ key: [UInt8], _ value: [UInt8], _ collection: Collection?, expiresAt: Int64?) -> Bool {
         let handle = expiresAt.map { expiry.insert(key, deadline: $0) } ?? -1
         let entry = Entry(
             value: value, collection: collection, expiresAt: expiresAt, expiryIndex: handle, slot: slots.count)
-        guard entries.insertOrReplace(.stored(key), entry) else { return false }
+        guard entries.insertIfAbsent(.stored(key), entry) else {
+            if handle >= 0 { expiry.remove(handle) }
+            return false
+        }
         longestKey = max(longestKey, key.count)
         slots.append(key)
         return true
