@@ -14,8 +14,9 @@
 // element twice, or a NaN score, is refused in every encoding (Redis
 // refuses them in the plain ones, and in the compact ones when it
 // sanitizes). A large payload is decoded on the core, as in Redis: up to
-// `--max-bulk` bytes, with several times that in memory while it is read. IDLETIME and FREQ are checked, then
-// ignored: kvd keeps no access times or frequencies (it does not evict).
+// `--max-bulk` bytes, with several times that in memory while it is read.
+// IDLETIME and FREQ are checked, then ignored: kvd keeps no access times
+// or frequencies (it does not evict).
 // A TTL already past stores nothing (and REPLACE has deleted the old
 // value). A stream or a module value, which kvd cannot hold, is refused
 // with an error naming it.

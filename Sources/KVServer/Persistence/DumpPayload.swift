@@ -39,7 +39,6 @@ enum DumpPayload {
         let version = Int(payload[footer]) | Int(payload[footer + 1]) << 8
         var crc = CRC64()
         payload.withUnsafeBytes { crc.update(UnsafeRawBufferPointer(rebasing: $0[..<(payload.count - 8)])) }
-        let stored = payload[(payload.count - 8)...].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        return version <= RDBFormat.version && crc.value == stored
+        return version <= RDBFormat.version && crc.value == payload.littleEndian(at: payload.count - 8, bytes: 8)
     }
 }

@@ -140,9 +140,10 @@ enum RDBLoader {
 
     // MARK: - Values
 
-    /// The object of a DUMP payload whose footer is off (RESTORE): its RDB
-    /// type, then its value as a file holds it after the key. `key` names
-    /// it in errors.
+    /// The object at the start of a DUMP payload (RESTORE): its RDB type,
+    /// then its value as a file holds it after the key. The footer follows
+    /// and is read only by a value that runs into it, as in Redis. `key`
+    /// names it in errors.
     static func object(_ input: RDBInput, key: [UInt8], _ limits: EncodingLimits) throws(PersistenceError) -> Value {
         try value(try input.byte(), input, key: key, limits)
     }

@@ -1,10 +1,11 @@
 // ServerCron.swift: the core loop's one chain of ticks, as Redis's
 // serverCron. Every tick runs a slice of active expiry
 // (Storage/ActiveExpiry.swift), a latency monitor event ("expire-cycle")
-// when it reaches the threshold, as in Redis; a tick 100 ms or more after the last check
-// of the save points and the append-only file checks them again (while the
-// server has a directory), and one a second or more after the last idle
-// check closes the idle clients (while `timeout` is set). One chain,
+// when it reaches the threshold, as in Redis; a tick 100 ms or more after
+// the last check of the save points and the append-only file checks them
+// again (while the server has a directory), and one a second or more
+// after the last idle check closes the idle clients (while `timeout` is
+// set). One chain,
 // because a timer per duty woke an idle kvd once for each, at phases of
 // their own: 20 times a second where Redis with `hz 10` wakes 10.
 //

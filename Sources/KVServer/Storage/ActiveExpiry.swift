@@ -25,13 +25,14 @@ final class ActiveExpiry {
         _ pick: @escaping @Sendable (Owner) -> Databases,
         took: @escaping @Sendable (Owner, UInt64) -> Void
     ) {
-        let expiry = pick(owner).activeExpiry
+        let databases = pick(owner)
+        let expiry = databases.activeExpiry
         guard !expiry.sliceQueued else { return }
-        pick(owner).shrinkSparseTables()
+        databases.shrinkSparseTables()
         // Only the expiry is timed, as Redis times activeExpireCycle alone
         // (its tables shrink in databasesCron).
         let start = monotonicNanoseconds()
-        let busy = pick(owner).expireCycle()
+        let busy = databases.expireCycle()
         took(owner, monotonicNanoseconds() - start)
         guard busy else { return }
         expiry.sliceQueued = true
