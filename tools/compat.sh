@@ -40,7 +40,7 @@ trap cleanup EXIT
 # is refused, and unit/type/list and unit/type/set raise that limit to
 # 10 GB on the server they share (in Redis's own runs each file has a
 # server of its own), after which its 2 GB bulk is waited for.
-UNITS=(unit/protocol unit/quit unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/list-3 unit/type/zset unit/sort unit/dump unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/latency-monitor unit/bitfield unit/introspection unit/introspection-2 unit/pause unit/scripting unit/functions unit/other)
+UNITS=(unit/protocol unit/quit unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/list-3 unit/type/zset unit/sort unit/dump unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/hyperloglog unit/latency-monitor unit/bitfield unit/introspection unit/introspection-2 unit/pause unit/scripting unit/functions unit/other)
 # Tests of features kvd documents as absent (README, "Not supported"),
 # skipped for both servers alike so the comparison stays like for like:
 # keyspace notifications (notify-keyspace-events).
@@ -62,10 +62,6 @@ INTROSPECTION_SKIPS=(
 DUMP_SKIPS=(
     --skiptest "MIGRATE cached connections are released after some time"
 )
-# unit/pause: PFADD/PFCOUNT (HyperLogLog).
-PAUSE_SKIPS=(
-    --skiptest "Test special commands are paused by RO"
-)
 # unit/introspection-2: commands kvd lacks (streams' XREAD and XGROUP,
 # MIGRATE, GEORADIUS, CLUSTER) and OBJECT IDLETIME (kvd keeps no access
 # times).
@@ -79,7 +75,7 @@ INTROSPECTION2_SKIPS=(
 # COMPAT_UNITS="unit/a unit/b" runs only those files (a vendored file not
 # in the list above is measured, not gated by make test).
 if [ -n "${COMPAT_UNITS:-}" ]; then read -r -a UNITS <<<"$COMPAT_UNITS"; fi
-TAGS="-needs:debug -needs:repl -needs:config-maxmemory -needs:reset -needs:pfdebug -slow"
+TAGS="-needs:debug -needs:repl -needs:config-maxmemory -needs:reset -slow"
 
 # The harness listens for its test clients just below --baseport (21111 by
 # default), after probing that port and the one 10000 above it and letting
@@ -113,7 +109,6 @@ run_suite() {
         [ "$unit" = unit/pubsub ] && args+=("${SKIPS[@]}")
         [ "$unit" = unit/introspection ] && args+=("${INTROSPECTION_SKIPS[@]}")
         [ "$unit" = unit/introspection-2 ] && args+=("${INTROSPECTION2_SKIPS[@]}")
-        [ "$unit" = unit/pause ] && args+=("${PAUSE_SKIPS[@]}")
         [ "$unit" = unit/dump ] && args+=("${DUMP_SKIPS[@]}")
         local status=0
         (cd "$copy" && timeout -k 10 900 ./runtest "${args[@]}") >"$WORK/$name.log" 2>&1 || status=$?

@@ -581,6 +581,39 @@ DUMP_CASES = [
 ]
 CASES += DUMP_CASES + [("resp3 " + name, payload) for name, payload in DUMP_CASES]
 
+# HyperLogLog: the values themselves (GET), sparse and dense, the cached
+# count PFCOUNT writes back, PFMERGE into new and existing keys, PFDEBUG,
+# the errors (a string that is not one, a collection, corrupt opcodes,
+# arity), and a WATCH that sees PFCOUNT's cache write.
+HLL_CASES = [
+    ("pfadd and pfcount", inline(
+        "PFADD h", "GET h", "PFCOUNT h", "GET h", "PFADD h a b c", "GET h", "PFADD h a b c", "PFCOUNT h", "GET h",
+        "PFADD h \"\"", "PFCOUNT h", "PFCOUNT nope", "PFADD h2 x y z a", "PFCOUNT h h2 nope", "GET h2",
+        "PFMERGE m h h2", "GET m", "PFCOUNT m", "PFMERGE h2 h", "GET h2", "PFMERGE empty", "GET empty",
+        "PFDEBUG ENCODING h", "PFDEBUG DECODE h", "PFDEBUG TODENSE h", "PFDEBUG TODENSE h", "PFDEBUG ENCODING h",
+        "PFDEBUG DECODE h", "PFCOUNT h", "PFADD h d e", "PFCOUNT h", "STRLEN h", "PFMERGE m2 h h2", "PFDEBUG ENCODING m2",
+        "PFCOUNT m2", "PFDEBUG NOSUCH h", "PFDEBUG GETREG nope", "OBJECT ENCODING h", "TYPE h")),
+    ("pfadd promotes past hll-sparse-max-bytes", inline(
+        "CONFIG SET hll-sparse-max-bytes 30", "PFADD p 1 2 3 4 5 6", "PFDEBUG ENCODING p", "PFADD q 1 2 3",
+        "PFDEBUG ENCODING q", "GET q", "PFADD q 4 5 6 7", "PFDEBUG ENCODING q", "PFCOUNT q", "CONFIG GET hll-sparse-max-bytes",
+        "CONFIG SET hll-sparse-max-bytes 3000")),
+    ("hyperloglog errors", resp(
+        [b"SET", b"s", b"not an hll"], [b"PFADD", b"s", b"a"], [b"PFCOUNT", b"s"], [b"PFCOUNT", b"s", b"t"],
+        [b"PFMERGE", b"s", b"t"], [b"PFMERGE", b"t", b"s"], [b"EXISTS", b"t"], [b"PFDEBUG", b"ENCODING", b"s"],
+        [b"RPUSH", b"l", b"a"], [b"PFADD", b"l", b"a"], [b"PFCOUNT", b"l"], [b"PFCOUNT", b"l", b"s"],
+        [b"PFMERGE", b"l"], [b"PFDEBUG", b"GETREG", b"l"],
+        [b"SET", b"c", b"HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff\x00"],
+        [b"PFCOUNT", b"c"], [b"PFCOUNT", b"c", b"nope"], [b"PFMERGE", b"d", b"c"], [b"EXISTS", b"d"],
+        [b"PFDEBUG", b"TODENSE", b"c"], [b"PFDEBUG", b"DECODE", b"c"],
+        [b"SET", b"w", b"HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"], [b"PFCOUNT", b"w"],
+        [b"SET", b"e", b"HYLL\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"], [b"PFADD", b"e", b"x"],
+        [b"PFADD"], [b"PFCOUNT"], [b"PFMERGE"], [b"PFDEBUG", b"GETREG"], [b"PFSELFTEST", b"x"])),
+    ("pfcount cache and watch", inline(
+        "PFADD w a b c", "WATCH w", "PFCOUNT w", "MULTI", "PING", "EXEC", "GETRANGE w 8 15", "WATCH w", "PFCOUNT w",
+        "MULTI", "PING", "EXEC", "PFADD w a", "GETRANGE w 15 15", "PFADD w zz", "GETRANGE w 15 15")),
+]
+CASES += HLL_CASES + [("resp3 " + name, payload) for name, payload in HLL_CASES]
+
 def exchange(port, name, payload):
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(b"FLUSHALL\r\n")

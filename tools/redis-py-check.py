@@ -285,6 +285,24 @@ def sort_with_its_options():
 
 
 @scenario
+def unique_visitors_with_hyperloglogs():
+    # redis-py's pfadd, pfcount and pfmerge as a site counts unique
+    # visitors per day and over a week: estimates within 2% (Redis's
+    # standard error is 0.81%), the union without the overlap.
+    r = client()
+    r.flushdb()
+    for day in range(7):
+        visitors = [f"user:{n}" for n in range(day * 1000, day * 1000 + 5000)]
+        assert r.pfadd(f"visits:{day}", *visitors) == 1
+        assert abs(r.pfcount(f"visits:{day}") - 5000) <= 100
+    assert r.pfadd("visits:0", "user:1") == 0
+    assert abs(r.pfcount(*[f"visits:{day}" for day in range(7)]) - 11000) <= 220
+    assert r.pfmerge("visits:week", *[f"visits:{day}" for day in range(7)]) is True
+    assert abs(r.pfcount("visits:week") - 11000) <= 220
+    assert r.get("visits:week")[:4] == b"HYLL"
+
+
+@scenario
 def dump_and_restore_a_copy():
     # redis-py's dump() and restore() as a user copies or renames a key
     # across names: ttl in ms, replace, absttl; a key that exists without

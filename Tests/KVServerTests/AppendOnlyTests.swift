@@ -94,6 +94,24 @@ import Testing
         #expect(Int(deadline(dispatcher, "t"))! > Int(unixMilliseconds()) + 90_000)
     }
 
+    @Test func hyperLogLogWritesAreLoggedWhenTheyChangeTheValueAsRedisPropagatesThem() {
+        let dispatcher = logging()
+        run(dispatcher, "PFADD", "h", "a")
+        run(dispatcher, "PFADD", "h", "a")  // no register grew
+        run(dispatcher, "PFCOUNT", "h")  // the count cached in the value
+        run(dispatcher, "PFCOUNT", "h")  // read from the cache
+        run(dispatcher, "PFCOUNT", "h", "g")  // a union: nothing cached
+        run(dispatcher, "PFDEBUG", "TODENSE", "h")
+        run(dispatcher, "PFDEBUG", "TODENSE", "h")  // dense already
+        run(dispatcher, "PFDEBUG", "ENCODING", "h")
+        run(dispatcher, "PFMERGE", "m", "h")
+        #expect(
+            logged(dispatcher) == [
+                ["SELECT", "0"], ["PFADD", "h", "a"], ["PFCOUNT", "h"], ["PFDEBUG", "TODENSE", "h"],
+                ["PFMERGE", "m", "h"],
+            ])
+    }
+
     @Test func randomFloatingAndBlockingWritesAreLoggedAsTheirEffects() {
         let dispatcher = logging()
         run(dispatcher, "SADD", "s", "only")

@@ -78,7 +78,7 @@ public final class Dispatcher {
             + sessionCommands + transactionCommands + observabilityCommands + scriptingCommands
             + hashCommands + setCommands + listCommands + sortedSetCommands + blockingCommands + memoryCommands
             + pubSubCommands + monitorCommands + geoCommands + bitOperationCommands + bitfieldCommands
-            + persistenceCommands + sortCommands + dumpCommands
+            + persistenceCommands + sortCommands + dumpCommands + hyperLogLogCommands
         for index in rows.indices { rows[index].id = index }
         return rows
     }()

@@ -262,6 +262,7 @@ extension ConfigParameter {
         encodingLimit("zset-max-listpack-entries", alias: "zset-max-ziplist-entries", \.zsetEntries, 0...longMax),
         encodingLimit(
             "zset-max-listpack-value", alias: "zset-max-ziplist-value", \.zsetValue, 0...longMax, memory: true),
+        encodingLimit("hll-sparse-max-bytes", alias: nil, \.hllSparseBytes, 0...longMax, memory: true),
         // When a running script makes other clients' requests answer BUSY (ms).
         encodingLimit("busy-reply-threshold", alias: "lua-time-limit", \.busyReplyThreshold, 0...longMax),
         // Given on the command line.

@@ -26,6 +26,8 @@ final class EncodingLimits {
     /// zset-max-listpack-entries and -value.
     var zsetEntries = 128
     var zsetValue = 64
+    /// hll-sparse-max-bytes: past it, a HyperLogLog turns dense.
+    var hllSparseBytes = 3000
     /// busy-reply-threshold (alias lua-time-limit), in ms: not an encoding
     /// threshold, but a CONFIG SET setting the scripts read (ScriptEngine).
     var busyReplyThreshold = 5000
