@@ -9,8 +9,9 @@ and every value (GET, the bytes themselves) must be equal:
     same adds; PFCOUNT after each (the cached count written back into the
     value), PFCOUNT of several keys, PFMERGE into new and existing keys
     (sparse and dense sources), PFDEBUG ENCODING, DECODE, GETREG, TODENSE.
-(b) corrupt values: a HyperLogLog with random bytes changed, cut or
-    appended (SETRANGE, SET), then PFCOUNT, PFADD, PFMERGE and PFDEBUG:
+(b) corrupt values: a HyperLogLog (its count cached or stale) with random
+    bytes changed, cut or appended (SETRANGE, SET, APPEND), then PFCOUNT,
+    PFADD, PFMERGE and PFDEBUG:
     both servers answer the same error or the same value.
 (c) DUMP of each value restores in the other server to the same bytes.
 Usage: hll-differential.py path/to/kvd [seed]
@@ -111,6 +112,8 @@ try:
         both("PFADD", "c", *[element() for _ in range(rng.choice((0, 3, 40, 400, 3000)))])
         if rng.random() < 0.3:
             both("PFDEBUG", "TODENSE", "c")
+        if rng.random() < 0.5:
+            both("PFCOUNT", "c")  # a valid cached count, which the damage may leave in place
         value = redis_client.get("c")
         kind = rng.random()
         if kind < 0.6:

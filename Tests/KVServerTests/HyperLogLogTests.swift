@@ -64,10 +64,64 @@ import Testing
         let before = value
         #expect(!HyperLogLog.makeDense(&value))
         #expect(value == before)
-        value.removeLast(2)  // the XZERO cut short: 255 registers short of the end
+        value.removeLast(2)  // the XZERO cut short: it reads 0x3f00 + 1 registers, 255 short of the end
         #expect(HyperLogLog.count(value) == nil)
-        _ = add(1, to: &value)  // a split or a refusal, never a value that looks whole
+        let register = Array("1".utf8).withUnsafeBytes { HyperLogLog.hashed($0).register }
+        // Inside what the opcodes cover, a split; past it, a refusal. Either
+        // way the value still does not cover every register.
+        #expect(add(1, to: &value) == (register < 0x3f01 ? 1 : nil))
         #expect(HyperLogLog.count(value) == nil)
+    }
+
+    /// The registers a sparse value's opcodes cover, read apart from the
+    /// code under test; nil when they run past the last one.
+    private func coverage(_ value: [UInt8]) -> Int? {
+        var (position, covered) = (16, 0)
+        while position < value.count {
+            let opcode = value[position]
+            switch opcode >> 6 {
+            case 0: covered += Int(opcode & 0x3f) + 1
+            case 1: covered += (Int(opcode & 0x3f) << 8 | Int(position + 1 < value.count ? value[position + 1] : 0)) + 1
+            default: covered += Int(opcode & 3) + 1
+            }
+            if covered > 16384 { return nil }
+            position += opcode >> 6 == 1 ? 2 : 1
+        }
+        return covered
+    }
+
+    @Test func hostileValuesAreAnsweredWithoutTrappingAndRefusedExactlyWhenCorrupt() {
+        var random = SeededGenerator(seed: 0x4C4C)
+        for trial in 0..<400 {
+            var value = HyperLogLog.empty()
+            for element in 0..<Int.random(in: 0...600, using: &random) { _ = add(trial * 1000 + element, to: &value) }
+            if Bool.random(using: &random) { _ = HyperLogLog.makeDense(&value) }
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0:
+                for _ in 0..<Int.random(in: 1...4, using: &random) {
+                    value[Int.random(in: 16..<value.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+                }
+            case 1: value.removeLast(Int.random(in: 0..<(value.count - 16), using: &random))
+            default:
+                value += (0..<Int.random(in: 1...5, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
+            }
+            guard HyperLogLog.isValid(value) else {
+                #expect(value[4] == HyperLogLog.dense && value.count != HyperLogLog.denseSize)
+                continue
+            }
+            let whole = value[4] == HyperLogLog.dense || coverage(value) == 16384
+            #expect((HyperLogLog.count(value) != nil) == whole, "trial \(trial)")
+            var registers = [UInt8](repeating: 0, count: 16384)
+            #expect(HyperLogLog.merge(value, into: &registers) == whole)
+            #expect((HyperLogLog.registers(value) != nil) == whole)
+            _ = HyperLogLog.describeSparse(value)
+            var dense = value
+            #expect(HyperLogLog.makeDense(&dense) == whole)
+            for element in 0..<20 { _ = add(-element - 1, to: &value) }
+            if value[4] == HyperLogLog.dense { #expect(value.count == HyperLogLog.denseSize) }
+        }
     }
 
     @Test func pfaddCountsAChangePerRegisterItGrowsAsRedisDoes() {

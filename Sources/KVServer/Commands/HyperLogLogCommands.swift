@@ -52,7 +52,12 @@ private func pfadd(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         var grown = 0
         for index in 2..<r.count {
             switch HyperLogLog.add(r.raw(index), to: &value, sparseLimit: limit) {
-            case nil: return (.corrupt, false)
+            case nil:
+                // The registers grown before stay grown, their cached count
+                // stale, as in Redis; nothing is logged (Redis's dirty is
+                // not counted either).
+                if grown > 0 { HyperLogLog.invalidateCache(&value) }
+                return (.corrupt, false)
             case 1?: grown += 1
             default: break
             }
@@ -86,6 +91,13 @@ private func pfcount(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
             return out.integer(Int(bitPattern: UInt(HyperLogLog.count(registers: registers))))
         }
         return out.error(error)
+    }
+    // A count read from the cache is a read: no write access to the key
+    // (which, during BGSAVE, would make its shard the keyspace's own).
+    if let entry = ks.lookup(r.raw(1), now: ks.now), entry.collection == nil, HyperLogLog.isValid(entry.value),
+        let cached = HyperLogLog.cachedCount(entry.value)
+    {
+        return out.integer(Int(bitPattern: UInt(cached)))
     }
     let found: Found<UInt64>? = updateHyperLogLog(ks, r.raw(1)) { value in
         if let cached = HyperLogLog.cachedCount(value) { return (.done(cached), false) }
@@ -147,33 +159,37 @@ private func pfmerge(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 /// PFDEBUG GETREG | DECODE | ENCODING | TODENSE key: the key is looked
 /// up (and checked) before the subcommand, as in Redis. GETREG and TODENSE
-/// turn a sparse value dense, a change logged as Redis propagates it.
+/// turn a sparse value dense: a change the append-only file logs (Redis's
+/// dirty++), which a WATCH does not see (Redis does not signal the key).
 private func pfdebug(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let subcommand = String(decoding: lowercased(r[1]), as: UTF8.self)
     enum Answer {
         case registers([UInt8])
-        case text(String)
+        case text([UInt8])
         case status(String)
         case integer(Int)
-        case error(String)
+        case error([UInt8])
     }
+    var converted = false
     let found: Found<Answer>? = updateHyperLogLog(ks, r.raw(2)) { value in
         let wasSparse = value[4] == HyperLogLog.sparse
         switch subcommand {
         case "getreg", "todense":
             guard HyperLogLog.makeDense(&value) else { return (.corrupt, false) }
-            if subcommand == "todense" { return (.done(.integer(wasSparse ? 1 : 0)), wasSparse) }
-            return (.done(.registers(HyperLogLog.registers(value) ?? [])), wasSparse)
+            converted = wasSparse
+            if subcommand == "todense" { return (.done(.integer(wasSparse ? 1 : 0)), false) }
+            return (.done(.registers(HyperLogLog.registers(value) ?? [])), false)
         case "decode":
-            guard wasSparse else { return (.done(.error("ERR HLL encoding is not sparse")), false) }
+            guard wasSparse else { return (.done(.error(Array("ERR HLL encoding is not sparse".utf8))), false) }
             return (.done(.text(HyperLogLog.describeSparse(value))), false)
         case "encoding":
             return (.done(.status(wasSparse ? "sparse" : "dense")), false)
         default:
-            let name = String(decoding: r[1], as: UTF8.self)
-            return (.done(.error("ERR Unknown PFDEBUG subcommand '\(name)'")), false)
+            // The name as sent, its bytes (newlines become spaces in the reply).
+            return (.done(.error(Array("ERR Unknown PFDEBUG subcommand '".utf8) + r[1] + [39])), false)
         }
     }
+    if converted { ks.fence.changes += 1 }
     guard let found else { return out.error("ERR The specified key does not exist") }
     guard case .done(let answer) = found else { return out.error(found.error!) }
     switch answer {
@@ -183,7 +199,7 @@ private func pfdebug(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     case .text(let text): out.bulk(text)
     case .status(let text): out.status(text)
     case .integer(let value): out.integer(value)
-    case .error(let message): out.error(message)
+    case .error(let message): out.error(bytes: message)
     }
 }
 

@@ -79,7 +79,7 @@ extension Dispatcher {
     private static let keyspaceCommandsWithoutKeys: Set<String> = [
         "blmpop", "bzmpop", "swapdb", "flushdb", "flushall", "sintercard", "scan", "randomkey", "lmpop", "zmpop",
         "zunion", "zunionstore", "zinter", "zinterstore", "zintercard", "zdiff", "zdiffstore", "keys", "dbsize",
-        "publish", "eval", "evalsha", "eval_ro", "evalsha_ro",
+        "publish", "eval", "evalsha", "eval_ro", "evalsha_ro", "pfdebug",
     ]
 
     /// Pushes `request`'s line to every monitor, if its command is shown

@@ -165,7 +165,9 @@ enum HyperLogLog {
                 return promote(&value, raising: register, to: count)
             }
             // (An XZERO cut short by the end of a corrupt value is replaced
-            // whole; Redis reads its missing byte from past its string.)
+            // whole. Redis reads its missing byte from past its string:
+            // the terminator at first, and after a change there, the byte
+            // that change wrote past the end.)
             value.replaceSubrange(position..<min(position + oldLength, value.count), with: sequence)
         }
         mergeValues(in: &value, from: previous ?? headerSize)
@@ -331,23 +333,30 @@ enum HyperLogLog {
     }
 
     /// A sparse value's opcodes as PFDEBUG DECODE spells them: `z:run`,
-    /// `Z:run`, `v:value,run`.
-    static func describeSparse(_ value: [UInt8]) -> String {
-        var words: [String] = []
+    /// `Z:run`, `v:value,run`, a space between. Written as bytes, a few
+    /// for each byte of the value (one grown by APPEND can be large).
+    static func describeSparse(_ value: [UInt8]) -> [UInt8] {
+        var text: [UInt8] = []
+        text.reserveCapacity((value.count - headerSize) * 5)
         value.withUnsafeBufferPointer { bytes in
             var position = headerSize
             while position < bytes.count {
                 let opcode = bytes[position]
                 let run = runLength(bytes, at: position)
+                if !text.isEmpty { text.append(0x20) }
                 switch opcode & 0xc0 {
-                case 0: words.append("z:\(run)")
-                case 0x40: words.append("Z:\(run)")
-                default: words.append("v:\(valueOf(opcode)),\(run)")
+                case 0: text += [0x7a, 0x3a]  // z:
+                case 0x40: text += [0x5a, 0x3a]  // Z:
+                default:
+                    text += [0x76, 0x3a]  // v:
+                    appendDecimal(valueOf(opcode), to: &text)
+                    text.append(0x2c)
                 }
+                appendDecimal(run, to: &text)
                 position += opcodeLength(opcode)
             }
         }
-        return words.joined(separator: " ")
+        return text
     }
 
     /// Walks a sparse value's opcodes: `body(first, run, value)` for each
@@ -373,8 +382,8 @@ enum HyperLogLog {
     }
 
     /// The registers the opcode at `position` covers. An XZERO cut short
-    /// by the end of the value reads a zero second byte, as Redis reads its
-    /// string's terminator.
+    /// by the end of the value reads a zero second byte (Redis reads its
+    /// string's terminator there, or what a change wrote past its end).
     @inline(__always)
     private static func runLength(_ bytes: UnsafeBufferPointer<UInt8>, at position: Int) -> Int {
         let opcode = bytes[position]
