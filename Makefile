@@ -65,8 +65,9 @@ lint:
 # kvd with software nobody here wrote: redis-cli and redis-benchmark (the
 # smoke), redis-py 8 with its defaults (RESP3), redis-cli's help, --stat and
 # --memkeys side by side with redis-server, dump.rdb moved between kvd and
-# redis-server 7.0.15 both ways (tools/rdb-interop.py), HyperLogLogs
-# byte for byte with redis-server's (tools/hll-differential.py), the append-only
+# redis-server 7.0.15 both ways (tools/rdb-interop.py), HyperLogLogs and GEO
+# searches byte for byte with redis-server's (tools/hll-differential.py,
+# tools/geo-differential.py), the append-only
 # file moved both ways too (tools/aof-interop.py), kill -9 under a write load with the AOF
 # on (tools/aof-kill.py: 0 acknowledged writes lost), Redis 7.0.15's own suite
 # against kvd and redis-server (make compat, on the debug build), and
@@ -83,6 +84,7 @@ test-kvd: py-deps
 	$(BOUND) 120 $(VENV)/bin/python tools/redis-cli-check.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/rdb-interop.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/hll-differential.py .build/debug/kvd
+	$(BOUND) 300 $(VENV)/bin/python tools/geo-differential.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/aof-interop.py .build/debug/kvd
 	$(BOUND) 120 $(VENV)/bin/python tools/aof-kill.py .build/debug/kvd always 3
 	$(BOUND) 120 $(VENV)/bin/python tools/aof-kill.py .build/debug/kvd everysec 3

@@ -40,7 +40,7 @@ trap cleanup EXIT
 # is refused, and unit/type/list and unit/type/set raise that limit to
 # 10 GB on the server they share (in Redis's own runs each file has a
 # server of its own), after which its 2 GB bulk is waited for.
-UNITS=(unit/protocol unit/quit unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/list-3 unit/type/zset unit/sort unit/dump unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/hyperloglog unit/latency-monitor unit/bitfield unit/introspection unit/introspection-2 unit/pause unit/scripting unit/functions unit/other)
+UNITS=(unit/protocol unit/quit unit/type/string unit/type/incr unit/keyspace unit/expire unit/type/hash unit/type/set unit/type/list unit/type/list-3 unit/type/zset unit/sort unit/dump unit/multi unit/scan unit/pubsub unit/pubsubshard unit/slowlog unit/info-command unit/bitops unit/hyperloglog unit/geo unit/latency-monitor unit/bitfield unit/introspection unit/introspection-2 unit/pause unit/scripting unit/functions unit/other)
 # Tests of features kvd documents as absent (README, "Not supported"),
 # skipped for both servers alike so the comparison stays like for like:
 # keyspace notifications (notify-keyspace-events).
@@ -63,10 +63,10 @@ DUMP_SKIPS=(
     --skiptest "MIGRATE cached connections are released after some time"
 )
 # unit/introspection-2: commands kvd lacks (streams' XREAD and XGROUP,
-# MIGRATE, GEORADIUS, CLUSTER) and OBJECT IDLETIME (kvd keeps no access
+# MIGRATE, CLUSTER) and OBJECT IDLETIME (kvd keeps no access
 # times).
 INTROSPECTION2_SKIPS=(
-    --skiptest "/^(XREAD|MIGRATE|GEORADIUS) command is marked with movablekeys"
+    --skiptest "/^(XREAD|MIGRATE) command is marked with movablekeys"
     --skiptest "COMMAND GETKEYS XGROUP"
     --skiptest "COMMAND LIST FILTERBY PATTERN - list all commands/subcommands"
     --skiptest "TOUCH alters the last access time of a key"

@@ -611,8 +611,80 @@ HLL_CASES = [
     ("pfcount cache and watch", inline(
         "PFADD w a b c", "WATCH w", "PFCOUNT w", "MULTI", "PING", "EXEC", "GETRANGE w 8 15", "WATCH w", "PFCOUNT w",
         "MULTI", "PING", "EXEC", "PFADD w a", "GETRANGE w 15 15", "PFADD w zz", "GETRANGE w 15 15")),
+    # A PFADD that meets corrupt opcodes part way keeps what it grew and
+    # marks the cache stale; a dense value's bytes (its last register in
+    # the last byte); scripts, TTLs and WATCH around the commands; PFDEBUG
+    # TODENSE is not a change a WATCH sees; an unknown PFDEBUG subcommand
+    # with a newline in its name.
+    ("hyperloglog edges", resp(
+        [b"SET", b"c", b"HYLL\x01\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x5f\xff"],
+        [b"PFADD", b"c", b"x2", b"x6", b"x1", b"x7"], [b"GETRANGE", b"c", b"15", b"15"],
+        [b"PFCOUNT", b"c"], [b"GET", b"c"],
+        [b"PFADD", b"d", b"a", b"b", b"c"], [b"PFDEBUG", b"TODENSE", b"d"], [b"SETRANGE", b"d", b"12303", b"\xff"],
+        [b"GET", b"d"], [b"PFCOUNT", b"d"], [b"PFADD", b"d", b"z"], [b"GETRANGE", b"d", b"12290", b"12303"],
+        [b"EVAL_RO", b"return redis.call('pfadd', KEYS[1], 'a')", b"1", b"e"],
+        [b"EVAL_RO", b"return redis.call('pfcount', KEYS[1])", b"1", b"d"],
+        [b"EVAL", b"return redis.call('pfadd', KEYS[1], 'a')", b"1", b"e"],
+        [b"PFADD", b"t", b"a"], [b"EXPIRE", b"t", b"100"], [b"PFMERGE", b"t", b"d"], [b"TTL", b"t"],
+        [b"PFADD", b"t", b"q"], [b"TTL", b"t"],
+        [b"PFADD", b"w", b"a"], [b"WATCH", b"w"], [b"PFADD", b"w", b"a"], [b"MULTI"], [b"PING"], [b"EXEC"],
+        [b"WATCH", b"w"], [b"PFDEBUG", b"TODENSE", b"w"], [b"MULTI"], [b"PING"], [b"EXEC"],
+        [b"PFDEBUG", b"x\r\n:1", b"w"], [b"PFDEBUG", b"\xff", b"w"])),
 ]
 CASES += HLL_CASES + [("resp3 " + name, payload) for name, payload in HLL_CASES]
+
+# GEO: positions, distances, geohashes, and the searches with every
+# option (unsorted answers in the order Redis reads its boxes), STORE and
+# STOREDIST, and the errors in Redis's order.
+GEO_CASES = [
+    ("geo readers", inline(
+        "GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania 12.758489 38.788135 edge1 "
+        "17.241510 38.788135 edge2 13.583333 37.316667 Agrigento",
+        "GEOPOS Sicily Palermo nope Catania", "GEOPOS nokey a b", "GEODIST Sicily Palermo Catania",
+        "GEODIST Sicily Palermo Catania km", "GEODIST Sicily Palermo Catania MI", "GEODIST Sicily Palermo Catania ft",
+        "GEODIST Sicily Palermo nope", "GEODIST nokey a b", "GEODIST Sicily Palermo Catania yards",
+        "GEODIST Sicily Palermo Catania km x", "GEOHASH Sicily Palermo Catania nope", "GEOHASH nokey a",
+        "GEODIST Sicily Palermo Palermo", "ZADD odd -1 neg 1e300 big", "GEOPOS odd neg big", "GEOHASH odd neg big")),
+    ("geo searches", inline(
+        "GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania 12.758489 38.788135 edge1 "
+        "17.241510 38.788135 edge2 13.583333 37.316667 Agrigento",
+        "GEORADIUS Sicily 15 37 200 km", "GEORADIUS Sicily 15 37 200 km WITHDIST WITHCOORD WITHHASH",
+        "GEORADIUS Sicily 15 37 200 km ASC", "GEORADIUS Sicily 15 37 200 km DESC COUNT 2",
+        "GEORADIUS Sicily 15 37 200 km COUNT 1 ANY", "GEORADIUS_RO Sicily 15 37 200 km WITHDIST",
+        "GEORADIUSBYMEMBER Sicily Agrigento 100 km", "GEORADIUSBYMEMBER_RO Sicily Agrigento 100 km WITHDIST DESC",
+        "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHCOORD WITHDIST",
+        "GEOSEARCH Sicily FROMMEMBER Palermo BYBOX 400 400 km ASC WITHDIST",
+        "GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 400 400 km", "GEOSEARCH Sicily FROMLONLAT 0 0 BYRADIUS 1 m",
+        "GEOSEARCH nokey FROMLONLAT 0 0 BYRADIUS 1 m", "GEORADIUS Sicily 15 37 20000 km",
+        "GEORADIUS Sicily 15 37 0 km", "GEOSEARCH Sicily FROMMEMBER Palermo BYRADIUS 0 km WITHDIST")),
+    ("geo store", inline(
+        "GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania 13.583333 37.316667 Agrigento",
+        "GEORADIUS Sicily 15 37 200 km STORE dst", "ZRANGE dst 0 -1 WITHSCORES",
+        "GEORADIUS Sicily 15 37 200 km STOREDIST dst COUNT 2 DESC", "ZRANGE dst 0 -1 WITHSCORES",
+        "GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 200 km STOREDIST", "ZRANGE dst 0 -1 WITHSCORES",
+        "GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYBOX 400 400 km ASC COUNT 1", "ZRANGE dst 0 -1 WITHSCORES",
+        "SET dst x EX 100", "GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 200 km", "TYPE dst", "TTL dst",
+        "GEOSEARCHSTORE dst Sicily FROMLONLAT 0 0 BYRADIUS 1 km", "EXISTS dst",
+        "GEOSEARCHSTORE dst nokey FROMLONLAT 0 0 BYRADIUS 1 km", "GEORADIUSBYMEMBER nokey x 1 km STORE dst",
+        "GEORADIUSBYMEMBER Sicily Palermo 300 km STORE dst", "ZCARD dst")),
+    ("geo errors", inline(
+        "GEOADD Sicily 13.361389 38.115556 Palermo", "SET str x",
+        "GEORADIUS str 15 37 200 km", "GEOPOS str a", "GEODIST str a b", "GEOHASH str a", "GEOSEARCH str FROMLONLAT 0 0",
+        "GEORADIUS Sicily 200 37 1 km", "GEORADIUS Sicily 15 86 1 km", "GEORADIUS Sicily x 37 1 km",
+        "GEORADIUS Sicily 15 37 x km", "GEORADIUS Sicily 15 37 -1 km", "GEORADIUS Sicily 15 37 1 parsecs",
+        "GEORADIUS Sicily 15 37 1 km COUNT", "GEORADIUS Sicily 15 37 1 km COUNT 0", "GEORADIUS Sicily 15 37 1 km COUNT x",
+        "GEORADIUS Sicily 15 37 1 km ANY", "GEORADIUS Sicily 15 37 1 km BOGUS", "GEORADIUS Sicily 15 37 1 km STORE",
+        "GEORADIUS Sicily 15 37 1 km STORE d WITHDIST", "GEORADIUS_RO Sicily 15 37 1 km STORE d",
+        "GEORADIUSBYMEMBER Sicily nope 1 km", "GEORADIUSBYMEMBER Sicily Palermo x km",
+        "GEOSEARCH Sicily BYRADIUS 1 km", "geosearch Sicily FROMLONLAT 0 0", "GEOSEARCH Sicily FROMMEMBER nope BYRADIUS 1 km",
+        "GEOSEARCH Sicily FROMLONLAT 0 0 FROMMEMBER Palermo BYRADIUS 1 km",
+        "GEOSEARCH Sicily FROMLONLAT 0 0 BYRADIUS 1 km BYBOX 1 1 km", "GEOSEARCH Sicily FROMLONLAT 0 0 BYBOX -1 1 km",
+        "GEOSEARCH Sicily FROMLONLAT 0 0 BYBOX x 1 km", "GEOSEARCH Sicily FROMLONLAT 0 0 BYBOX 1 y km",
+        "GEOSEARCH Sicily FROMLONLAT 0 0 BYRADIUS 1 km STORE d", "GEOSEARCH Sicily FROMLONLAT 0 0 BYRADIUS 1 km STOREDIST",
+        "GEOSEARCHSTORE d Sicily FROMLONLAT 0 0 BYRADIUS 1 km WITHCOORD",
+        "GEOSEARCH nokey FROMMEMBER x BYRADIUS 1 km", "GEORADIUSBYMEMBER nokey x 1 km", "GEOPOS", "GEODIST Sicily a")),
+]
+CASES += GEO_CASES + [("resp3 " + name, payload) for name, payload in GEO_CASES]
 
 def exchange(port, name, payload):
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:

@@ -303,6 +303,26 @@ def unique_visitors_with_hyperloglogs():
 
 
 @scenario
+def nearby_places_with_geo():
+    # redis-py's geoadd, geopos, geodist and geosearch as an app finds
+    # what is near a user: the nearest first, with distances in km, and a
+    # stored result for later pages.
+    r = client()
+    r.flushdb()
+    assert r.geoadd("places", [13.361389, 38.115556, "Palermo", 15.087269, 37.502669, "Catania",
+                               13.583333, 37.316667, "Agrigento"]) == 3
+    (longitude, latitude), missing = r.geopos("places", "Palermo", "nowhere")
+    assert abs(longitude - 13.361389) < 1e-5 and abs(latitude - 38.115556) < 1e-5 and missing is None
+    assert abs(r.geodist("places", "Palermo", "Catania", unit="km") - 166.2742) < 1e-9
+    near = r.geosearch("places", longitude=15, latitude=37, radius=200, unit="km", sort="ASC", withdist=True)
+    assert [name for name, _ in near] == [b"Catania", b"Agrigento", b"Palermo"], near
+    assert abs(near[0][1] - 56.4413) < 1e-9
+    assert r.geosearchstore("nearest", "places", member="Palermo", width=400, height=400, unit="km",
+                            sort="ASC", count=2) == 2
+    assert r.zrange("nearest", 0, -1) == [b"Agrigento", b"Palermo"]  # stored by geohash
+
+
+@scenario
 def dump_and_restore_a_copy():
     # redis-py's dump() and restore() as a user copies or renames a key
     # across names: ttl in ms, replace, absttl; a key that exists without

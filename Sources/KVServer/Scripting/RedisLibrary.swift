@@ -33,7 +33,8 @@ let writeCommands: Set<String> = [
     "sadd", "srem", "spop", "smove", "sinterstore", "sunionstore", "sdiffstore",
     "zadd", "zrem", "zincrby", "zpopmin", "zpopmax", "zmpop", "bzpopmin", "bzpopmax", "bzmpop", "zrangestore",
     "zremrangebyrank", "zremrangebyscore", "zremrangebylex", "zunionstore", "zinterstore", "zdiffstore",
-    "bitop", "bitfield", "geoadd", "sort", "restore", "pfadd", "pfmerge", "pfdebug",
+    "bitop", "bitfield", "geoadd", "georadius", "georadiusbymember", "geosearchstore", "sort", "restore", "pfadd",
+    "pfmerge", "pfdebug",
 ]
 
 /// The engine a library function was registered with.
