@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """kvd's GEO commands answer as redis-server 7.0.15's, byte for byte.
 
-The same seeded operations go to a kvd and a redis-server (RESP2 and
-RESP3 clients both), and every reply must be equal:
+The same seeded operations go to a kvd and a redis-server over raw RESP2
+and RESP3 connections, and every reply must be equal, byte for byte (the
+coordinates' and distances' text included):
 (a) GEOADD of random positions, clustered and spread (near the poles'
     limits and the antimeridian too), then GEOPOS, GEODIST in each unit
     and GEOHASH of members present and absent;
@@ -10,14 +11,18 @@ RESP3 clients both), and every reply must be equal:
     random centres, radii and boxes in random units, WITHDIST, WITHHASH,
     WITHCOORD, COUNT (with and without ANY), ASC, DESC and no order: the
     unsorted answers list members in the order Redis reads its boxes;
-(c) GEOSEARCHSTORE and GEORADIUS ... STORE/STOREDIST: the stored sorted
-    sets (ZRANGE WITHSCORES) are equal;
-(d) members whose scores no position makes (ZADD of negative, huge, NaN
-    -free odd scores) decode as Redis decodes them.
+(c) GEOSEARCHSTORE and GEORADIUS/GEORADIUSBYMEMBER ... STORE/STOREDIST
+    (by radius and by box, from positions and members, with COUNT and
+    ANY): the stored sorted sets (ZRANGE WITHSCORES) are equal;
+(d) members whose scores no position makes (ZADD of negative, huge,
+    infinite scores) decode as Redis decodes them, and searches from them;
+(e) many members at one position, searched with COUNT below the matches
+    (Redis's partial quicksort picks among equal distances), ASC and DESC;
+(f) errors and hostile arguments: radii of inf, 1e308, 5e-324 and -0,
+    empty boxes, COUNT 2^63-1 with ANY, wrong types, missing keys.
 Usage: geo-differential.py path/to/kvd [seed]
 """
-import random, sys, tempfile
-import redis
+import random, socket, sys, tempfile
 from persistence_data import launch, stop
 
 KVD = sys.argv[1]
@@ -28,15 +33,55 @@ rng = random.Random(SEED)
 checks = 0
 
 
+def encode(command):
+    out = b"*%d\r\n" % len(command)
+    for argument in command:
+        argument = argument.encode() if isinstance(argument, str) else argument
+        out += b"$%d\r\n%s\r\n" % (len(argument), argument)
+    return out
+
+
+class Raw:
+    """A RESP connection that returns each reply as the bytes sent."""
+
+    def __init__(self, port, protocol):
+        self.socket = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.buffer = b""
+        if protocol == 3:
+            self.send(["HELLO", "3"])  # its reply names the server: not compared
+
+    def line(self):
+        while b"\r\n" not in self.buffer:
+            self.buffer += self.socket.recv(65536) or b""
+        line, self.buffer = self.buffer.split(b"\r\n", 1)
+        return line + b"\r\n"
+
+    def exact(self, count):
+        while len(self.buffer) < count:
+            self.buffer += self.socket.recv(65536)
+        data, self.buffer = self.buffer[:count], self.buffer[count:]
+        return data
+
+    def reply(self):
+        line = self.line()
+        kind, rest = line[:1], line[1:-2]
+        if kind in b"$=!" and rest != b"-1":
+            return line + self.exact(int(rest) + 2)
+        if kind in b"*~>" and rest != b"-1":
+            return line + b"".join(self.reply() for _ in range(int(rest)))
+        if kind == b"%" or kind == b"|":
+            return line + b"".join(self.reply() for _ in range(2 * int(rest)))
+        return line
+
+    def send(self, command):
+        self.socket.sendall(encode(command))
+        return self.reply()
+
+
 def both(*command, protocol=2):
     """Runs `command` on both servers; fails unless the replies are equal."""
     global checks
-    replies = []
-    for client in clients[protocol]:
-        try:
-            replies.append(client.execute_command(*command))
-        except redis.ResponseError as error:
-            replies.append(("error", str(error)))
+    replies = [connection.send(command) for connection in connections[protocol]]
     if replies[0] != replies[1]:
         raise SystemExit(f"FAIL (seed {SEED}, RESP{protocol}): {command!r}\n"
                          f"  redis-server: {replies[0]!r}\n  kvd:          {replies[1]!r}")
@@ -74,12 +119,11 @@ def unit():
 
 
 try:
-    server, redis2, _ = launch(WORK, PROCESSES, "redis",
-                               ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-    kvd, kvd2, _ = launch(WORK, PROCESSES, "kvd", [KVD, "--save", "", "--io-threads", "0"])
-    redis3 = redis.Redis(port=redis2.connection_pool.connection_kwargs["port"], protocol=3)
-    kvd3 = redis.Redis(port=kvd2.connection_pool.connection_kwargs["port"], protocol=3)
-    clients = {2: (redis2, kvd2), 3: (redis3, kvd3)}
+    server, redis_client, _ = launch(WORK, PROCESSES, "redis",
+                                     ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+    kvd, kvd_client, _ = launch(WORK, PROCESSES, "kvd", [KVD, "--save", "", "--io-threads", "0"])
+    ports = [client.connection_pool.connection_kwargs["port"] for client in (redis_client, kvd_client)]
+    connections = {protocol: [Raw(port, protocol) for port in ports] for protocol in (2, 3)}
 
     # (a) positions
     both("FLUSHALL")
@@ -128,9 +172,18 @@ try:
         longitude, latitude = position()
         radius = str(rng.choice((500, 50000, 5000000)))
         extra = ["COUNT", str(rng.choice((1, 3, 50)))] if rng.random() < 0.5 else []
-        if rng.random() < 0.5:
-            both("GEOSEARCHSTORE", "dst", "g", "FROMLONLAT", f"{longitude:.6f}", f"{latitude:.6f}", "BYRADIUS",
-                 radius, unit(), *extra, *(["STOREDIST"] if rng.random() < 0.5 else []))
+        if extra and rng.random() < 0.3:
+            extra.append("ANY")
+        kind = rng.randrange(4)
+        if kind == 0:
+            center = (["FROMMEMBER", rng.choice(members)] if rng.random() < 0.5
+                      else ["FROMLONLAT", f"{longitude:.6f}", f"{latitude:.6f}"])
+            shape = (["BYRADIUS", radius, unit()] if rng.random() < 0.5
+                     else ["BYBOX", radius, str(rng.uniform(0, 800000)), unit()])
+            both("GEOSEARCHSTORE", "dst", "g", *center, *shape, *extra, *(["STOREDIST"] if rng.random() < 0.5 else []))
+        elif kind == 1:
+            both("GEORADIUSBYMEMBER", "g", rng.choice(members), radius, unit(), *extra,
+                 rng.choice(("STORE", "STOREDIST")), "dst")
         else:
             both("GEORADIUS", "g", f"{longitude:.6f}", f"{latitude:.6f}", radius, unit(), *extra,
                  rng.choice(("STORE", "STOREDIST")), "dst")
@@ -139,15 +192,62 @@ try:
 
     # (d) scores no GEOADD makes
     both("DEL", "odd")
-    for index, score in enumerate(("-1", "-1.5", "0", "1e20", "1e300", "inf", "-inf", "4503599627370495",
-                                   "4503599627370496", "9007199254740993", "0.5")):
+    odd = ("-1", "-1.5", "0", "1e20", "1e300", "inf", "-inf", "4503599627370495", "4503599627370496",
+           "9007199254740993", "0.5")
+    for index, score in enumerate(odd):
         both("ZADD", "odd", score, f"o{index}")
     for protocol in (2, 3):
-        both("GEOPOS", "odd", *[f"o{index}" for index in range(11)], protocol=protocol)
-        both("GEOHASH", "odd", *[f"o{index}" for index in range(11)], protocol=protocol)
+        both("GEOPOS", "odd", *[f"o{index}" for index in range(len(odd))], protocol=protocol)
+        both("GEOHASH", "odd", *[f"o{index}" for index in range(len(odd))], protocol=protocol)
         both("GEOSEARCH", "odd", "FROMLONLAT", "0", "0", "BYRADIUS", "30000", "km", "WITHHASH", "WITHCOORD",
              protocol=protocol)
-    print(f"ok: members with scores no position makes decode alike ({checks} checks in all)")
+        for index in range(len(odd)):
+            both("GEOSEARCH", "odd", "FROMMEMBER", f"o{index}", "BYBOX", "40000", "20000", "km", "WITHDIST",
+                 protocol=protocol)
+            both("GEORADIUSBYMEMBER", "odd", f"o{index}", "20000", "km", "WITHCOORD", "DESC", protocol=protocol)
+    print(f"ok: members with scores no position makes decode alike ({checks} checks)")
+
+    # (e) equal distances under COUNT
+    for trial in range(200):
+        both("DEL", "same")
+        longitude, latitude = position()
+        size = rng.choice((7, 8, 20, 41, 60, 200))
+        arguments = []
+        for index in range(size):
+            spot = (longitude, latitude) if rng.random() < 0.7 else position()
+            arguments += [f"{spot[0]:.6f}", f"{spot[1]:.6f}", f"s{index}"]
+        both("GEOADD", "same", *arguments)
+        count = str(rng.randrange(1, size + 3))
+        order = rng.choice(("ASC", "DESC"))
+        both("GEOSEARCH", "same", "FROMLONLAT", f"{longitude:.6f}", f"{latitude:.6f}", "BYRADIUS", "20000", "km",
+             "COUNT", count, order, protocol=rng.choice((2, 3)))
+        both("GEORADIUS", "same", f"{longitude:.6f}", f"{latitude:.6f}", "20000", "km", "COUNT", count, order,
+             "STORE", "dst")
+        both("ZRANGE", "dst", "0", "-1")
+    print(f"ok: 200 searches among equal distances keep the same members ({checks} checks)")
+
+    # (f) errors and hostile arguments
+    both("SET", "str", "x")
+    for protocol in (2, 3):
+        for radius in ("inf", "1e308", "5e-324", "-0", "0", "+inf", "-inf", "nan", "1e-300"):
+            both("GEOSEARCH", "g", "FROMLONLAT", "13.36", "38.11", "BYRADIUS", radius, "m", "COUNT", "3", "ASC",
+                 protocol=protocol)
+            both("GEORADIUS", "g", "13.36", "38.11", radius, "km", "WITHDIST", "COUNT", "2", protocol=protocol)
+        for box in (("0", "0"), ("inf", "0"), ("0", "inf"), ("1e308", "1e308"), ("-0", "5")):
+            both("GEOSEARCH", "g", "FROMMEMBER", members[0], "BYBOX", *box, "km", "COUNT", "4", protocol=protocol)
+        both("GEOSEARCH", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1000", "km", "COUNT", "9223372036854775807",
+             "ANY", protocol=protocol)
+        both("GEOSEARCH", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1000", "km", "COUNT", "9223372036854775808",
+             protocol=protocol)
+        for command in (["GEOSEARCH", "str", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"],
+                        ["GEORADIUS", "nokey", "0", "0", "1", "km", "STORE", "dst"],
+                        ["GEOSEARCHSTORE", "dst", "nokey", "FROMMEMBER", "x", "BYBOX", "1", "1", "km"],
+                        ["GEOPOS", "str", "a"], ["GEODIST", "nokey", "a", "b"], ["GEOHASH", "nokey", "a"],
+                        ["GEORADIUS", "g", "0", "0", "1", "km", "COUNT", "-1"],
+                        ["GEOSEARCH", "g", "FROMLONLAT", "181", "0", "BYRADIUS", "1", "km"],
+                        ["GEOSEARCH", "g", "BYBOX", "1", "1", "km", "FROMLONLAT", "0", "0", "WITHHASH"]):
+            both(*command, protocol=protocol)
+    print(f"ok: errors and hostile arguments answered alike ({checks} checks in all)")
     stop(kvd)
     stop(server)
 finally:

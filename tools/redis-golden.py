@@ -489,6 +489,15 @@ SORT_CASES = [
         "COMMAND GETKEYS SORT k STORE d", "COMMAND GETKEYS SORT k LIMIT 0 1 STORE a GET x STORE b",
         "COMMAND GETKEYS SORT k BY store", "COMMAND GETKEYS SORT k STORE", "COMMAND GETKEYSANDFLAGS SORT k STORE d",
         "COMMAND GETKEYS SORT_RO k", "COMMAND GETKEYS SORT_RO k STORE d", "COMMAND GETKEYS ZUNIONSTORE t 2 a b")),
+    # Ties under ALPHA with BY (equal values, missing ones) and a LIMIT that
+    # narrows the window: Redis sorts it partially (pqsort), whose swaps
+    # decide the order of equals.
+    ("sort ties under a narrowing limit", inline(
+        "RPUSH l e0 e1 e2 e3 e4 e5 e6 e7 e8 e9 e10 e11 e12 e13 e14 e15 e16 e17 e18 e19 e20 e21 e22 e23 e24 e25 e26 e27 e28 e29 e30 e31 e32 e33 e34 e35 e36 e37 e38 e39 e40 e41 e42 e43 e44 e45 e46 e47 e48 e49 e50 e51 e52 e53 e54 e55 e56 e57 e58 e59", "MSET w_e0 c w_e2 a w_e4 a w_e6 c w_e8 a w_e10 a w_e12 c w_e14 a w_e16 a w_e18 c w_e20 a w_e22 a w_e24 c w_e26 a w_e28 a w_e30 c w_e32 a w_e34 a w_e36 c w_e38 a w_e40 a w_e42 c w_e44 a w_e46 a w_e48 c w_e50 a w_e52 a w_e54 c w_e56 a w_e58 a",
+        "SORT l BY w_* ALPHA LIMIT 0 10", "SORT l BY w_* ALPHA LIMIT 5 20", "SORT l BY w_* ALPHA DESC LIMIT 3 7",
+        "SORT l BY w_* ALPHA LIMIT 50 20", "SORT l BY w_* ALPHA LIMIT 0 60", "SORT l BY nosort_* ALPHA LIMIT 2 5",
+        "SORT l BY w_* ALPHA LIMIT 0 4 STORE d", "LRANGE d 0 -1", "RPUSH s e1 e2 e3 e4 e5 e6 e7 e8",
+        "SORT s BY w_* ALPHA LIMIT 1 3", "SORT s BY w_* ALPHA DESC LIMIT 0 2")),
 ]
 CASES += SORT_CASES + [("resp3 " + name, payload) for name, payload in SORT_CASES]
 
@@ -683,6 +692,16 @@ GEO_CASES = [
         "GEOSEARCH Sicily FROMLONLAT 0 0 BYRADIUS 1 km STORE d", "GEOSEARCH Sicily FROMLONLAT 0 0 BYRADIUS 1 km STOREDIST",
         "GEOSEARCHSTORE d Sicily FROMLONLAT 0 0 BYRADIUS 1 km WITHCOORD",
         "GEOSEARCH nokey FROMMEMBER x BYRADIUS 1 km", "GEORADIUSBYMEMBER nokey x 1 km", "GEOPOS", "GEODIST Sicily a")),
+    # A stored search is a write a WATCH sees (a read-only script may not
+    # run it); a search that reads, or stores nothing where nothing was, is not.
+    ("geo watch and scripts", inline(
+        "GEOADD g 13.361389 38.115556 Palermo", "WATCH d", "GEORADIUS g 13 38 100 km", "MULTI", "PING", "EXEC",
+        "WATCH d", "GEOSEARCHSTORE d g FROMLONLAT 0 0 BYRADIUS 1 km", "MULTI", "PING", "EXEC",
+        "WATCH d", "GEORADIUS g 13 38 100 km STORE d", "MULTI", "PING", "EXEC",
+        "EVAL_RO \"return redis.call('georadius', 'g', 13, 38, 100, 'km', 'STORE', 'x')\" 0",
+        "EVAL_RO \"return redis.call('georadius', 'g', 13, 38, 100, 'km')\" 0",
+        "EVAL_RO \"return redis.call('geosearchstore', 'x', 'g', 'FROMLONLAT', 13, 38, 'BYRADIUS', 1, 'km')\" 0",
+        "EVAL \"return redis.call('georadius_ro', 'g', 13, 38, 100, 'km', 'WITHDIST')\" 0")),
 ]
 CASES += GEO_CASES + [("resp3 " + name, payload) for name, payload in GEO_CASES]
 

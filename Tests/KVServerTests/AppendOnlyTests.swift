@@ -112,6 +112,27 @@ import Testing
             ])
     }
 
+    @Test func geoSearchesThatStoreAreLoggedWhenTheyChangeSomething() {
+        let dispatcher = logging()
+        run(dispatcher, "GEOADD", "g", "13.361389", "38.115556", "Palermo")
+        run(dispatcher, "GEORADIUS", "g", "13", "38", "100", "km")  // a read
+        run(dispatcher, "GEORADIUS", "g", "13", "38", "100", "km", "STORE", "d")
+        run(dispatcher, "GEOSEARCHSTORE", "e", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km")  // empty, no e
+        run(dispatcher, "GEOSEARCHSTORE", "d", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km")  // deletes d
+        #expect(
+            logged(dispatcher) == [
+                ["SELECT", "0"], ["GEOADD", "g", "13.361389", "38.115556", "Palermo"],
+                ["GEORADIUS", "g", "13", "38", "100", "km", "STORE", "d"],
+                ["GEOSEARCHSTORE", "d", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"],
+            ])
+        run(dispatcher, "GEOADD", "g", "15.087269", "37.502669", "Catania", "13.583333", "37.316667", "Agrigento")
+        let before = dispatcher.databases.fence.changes
+        #expect(
+            run(dispatcher, "GEOSEARCHSTORE", "d", "g", "FROMLONLAT", "14", "37", "BYRADIUS", "300", "km") == ":3\r\n")
+        // Redis counts a change per member stored (dirty += returned_items).
+        #expect(dispatcher.databases.fence.changes - before == 3)
+    }
+
     @Test func randomFloatingAndBlockingWritesAreLoggedAsTheirEffects() {
         let dispatcher = logging()
         run(dispatcher, "SADD", "s", "only")

@@ -5,7 +5,8 @@
 // (Geohash.swift), each read from the sorted set as a score range in
 // Redis's order, so that an unsorted answer lists members as Redis does;
 // then ANY, COUNT, ASC or DESC (a stable sort by distance, as glibc's
-// qsort), and the reply or the stored sorted set.
+// qsort; Redis's partial quicksort when COUNT keeps fewer), and the reply
+// or the stored sorted set.
 import Glibc
 
 let geoSearchCommands: [Command] = [
@@ -216,8 +217,17 @@ private func geoSearch(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter, s
     var points = members(of: sortedSet, in: shape, limit: any ? count : 0)
     if points.isEmpty && storeKey == nil { return out.arrayHeader(0) }
     if let descending {
-        // Stable, as glibc's qsort (a merge sort) sorts Redis's array.
-        points.sort { descending ? $0.distance > $1.distance : $0.distance < $1.distance }
+        if count > 0 && count < points.count {
+            // Redis sorts only what COUNT keeps, with pqsort: the same swaps
+            // keep the same members among those at equal distances.
+            partialQuickSort(&points, keeping: 0, through: count - 1) { x, y in
+                let order = x.distance > y.distance ? 1 : (x.distance == y.distance ? 0 : -1)
+                return descending ? -order : order
+            }
+        } else {
+            // Stable, as glibc's qsort (a merge sort) sorts Redis's array.
+            points.sort { descending ? $0.distance > $1.distance : $0.distance < $1.distance }
+        }
     }
     if count > 0 && points.count > count { points.removeLast(points.count - count) }
     if let storeKey {

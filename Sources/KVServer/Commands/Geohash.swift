@@ -61,7 +61,7 @@ enum Geohash {
     ) -> GeohashArea? {
         guard hash != .zero else { return nil }
         // 32-bit cell numbers, whose + 1 wraps as in C (only a score no
-        // position makes has bits past the 52nd).
+        // position makes holds a cell number that large).
         let latitudeCell = gatherBits(hash.bits)
         let longitudeCell = gatherBits(hash.bits >> 1)
         let (latitudeBits, nextLatitude) = (Double(latitudeCell), Double(latitudeCell &+ 1))

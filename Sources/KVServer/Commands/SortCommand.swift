@@ -123,11 +123,16 @@ extension Dispatcher {
             }
             if notANumber { return out.error("ERR One or more scores can't be converted into double") }
             let compare = sortOrder(options, binary: options.store != nil)
-            // Stable, as glibc's qsort (a merge sort) is for Redis's full
-            // sort. With BY and a narrowing LIMIT Redis sorts partially
-            // (pqsort), so elements equal under ALPHA may come out in
-            // another order there; numbers never tie (bytes break ties).
-            items.sort { compare($0, $1) < 0 }
+            if options.by != nil && (start != 0 || end != count - 1) {
+                // With BY and a narrowing LIMIT Redis sorts only the window
+                // (pqsort): the same swaps leave elements equal under ALPHA
+                // (or without a BY value) in the same order.
+                partialQuickSort(&items, keeping: start, through: end, by: compare)
+            } else {
+                // Stable, as glibc's qsort (a merge sort) is for Redis's
+                // full sort; numbers never tie (bytes break ties).
+                items.sort { compare($0, $1) < 0 }
+            }
         }
         let window = start <= end ? items[start...end] : []
         guard let store = options.store else {
