@@ -13,7 +13,7 @@
 (c) a torn last command is cut off with aof-load-truncated yes (Redis's log
     lines) and refused with no; a MULTI without EXEC at the end is undone;
     bytes that are not RESP are refused, and so is a command kvd does not
-    have (PFADD), which Redis refuses too.
+    have (XADD: streams), which Redis refuses too.
 (d) a write that fails (the incr file is /dev/full) sets
     aof_last_write_status:err and writes get Redis's MISCONF error.
 (e) CONFIG SET appendonly yes starts the AOF with a rewrite; the data is
@@ -200,11 +200,11 @@ try:
     stop(kvd)
     print("ok: a MULTI without its EXEC at the end of the AOF is undone")
     valid = open(incr, "rb").read()
-    open(incr, "ab").write(b"*3\r\n$5\r\nPFADD\r\n$3\r\nhll\r\n$1\r\na\r\n")
+    open(incr, "ab").write(b"*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n$1\r\na\r\n$1\r\n1\r\n")
     run = run_kvd(c)
-    if run.returncode == 0 or "Unknown command 'PFADD' reading the append only file" not in run.stdout:
+    if run.returncode == 0 or "Unknown command 'XADD' reading the append only file" not in run.stdout:
         raise SystemExit(f"FAIL: an AOF with a command kvd lacks: status {run.returncode}:\n{run.stdout}")
-    print("ok: an AOF holding a command kvd does not have (PFADD) is refused, not skipped")
+    print("ok: an AOF holding a command kvd does not have (XADD) is refused, not skipped")
     open(incr, "wb").write(valid)
     open(incr, "ab").write(b"this is not RESP\r\n")
     run = run_kvd(c)
