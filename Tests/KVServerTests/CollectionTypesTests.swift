@@ -328,6 +328,20 @@ import Testing
         #expect(eventually { Reclaimer.reclaimed > before })
     }
 
+    @Test func aBatchLetsGoOfBuffersAHugeRequestGrewAndKeepsSmallOnes() {
+        var batch = RequestBatch()
+        for member in 0..<100_000 { batch.appendArgument(Array(String(member).utf8)) }
+        batch.endRequest()
+        batch.removeAll()
+        #expect(batch.spans.capacity * MemoryLayout<ArgumentSpan>.stride <= RequestBatch.largeCapacity)
+        #expect(batch.bytes.capacity <= RequestBatch.largeCapacity)
+        for argument in ["SET", "k", "v"] { batch.appendArgument(Array(argument.utf8)) }
+        batch.endRequest()
+        let kept = batch.spans.capacity
+        batch.removeAll()
+        #expect(batch.spans.capacity == kept && kept >= 3)  // a pipeline's batch allocates nothing next time
+    }
+
     @Test func deadlinesComeOutEarliestFirst() {
         var heap = DeadlineHeap()
         let deadlines = (0..<500).map { _ in Int64.random(in: 0..<1_000) }

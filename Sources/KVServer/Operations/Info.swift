@@ -157,7 +157,7 @@ private func memoryLines() -> [String] {
         "total_system_memory_human:\(humanBytes(system))", "maxmemory:0", "maxmemory_human:0B",
         "maxmemory_policy:noeviction",
         "mem_fragmentation_ratio:\(fixed(used > 0 ? Double(resident) / Double(used) : 0, 2))",
-        "mem_allocator:libc",
+        "mem_allocator:libc", "lazyfree_pending_objects:\(Reclaimer.pending)",
     ]
 }
 

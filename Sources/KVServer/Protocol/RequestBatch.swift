@@ -110,14 +110,30 @@ public struct RequestBatch: Sendable {
             bytes = []
             sharesBytes = false
         } else if !bytes.isEmpty {
-            bytes.removeAll(keepingCapacity: true)
+            RequestBatch.empty(&bytes)
         }
         if !owned.isEmpty {
             for index in owned.indices { release(&owned[index]) }
             owned.removeAll()
         }
-        if !spans.isEmpty { spans.removeAll(keepingCapacity: true) }
-        if !ends.isEmpty { ends.removeAll(keepingCapacity: true) }
+        if !spans.isEmpty { RequestBatch.empty(&spans) }
+        if !ends.isEmpty { RequestBatch.empty(&ends) }
+    }
+
+    /// Past this many bytes, a batch's array is let go when the batch
+    /// empties rather than kept for the next: one request of 100,000
+    /// arguments (an SADD of as many members) left its 2 MB of spans and
+    /// bytes with the connection for as long as it lived, as the parser's
+    /// buffer already is not (Redis shrinks an idle client's query buffer too).
+    static let largeCapacity = 1 << 20
+
+    /// Empties `array`, keeping its buffer unless it is past `largeCapacity`.
+    private static func empty<Element>(_ array: inout [Element]) {
+        if array.capacity * MemoryLayout<Element>.stride > largeCapacity {
+            array = []
+        } else {
+            array.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Drops the last request (its bytes stay in the buffer until the next

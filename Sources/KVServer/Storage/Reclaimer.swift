@@ -44,17 +44,21 @@ enum Reclaimer {
     static var reclaimed: Int { reclaimedCount.load(ordering: .relaxed) }
     fileprivate static let reclaimedCount = Atomic<Int>(0)
 
+    /// Buffers handed to the reclaiming thread and not freed yet (INFO's
+    /// `lazyfree_pending_objects`, as Redis counts the objects its lazyfree
+    /// thread has yet to free; Redis's test suite waits for it to reach 0).
+    static var pending: Int { pendingCount.load(ordering: .relaxed) }
+    fileprivate static let pendingCount = Atomic<Int>(0)
+
     /// Takes `bytes`, leaving it empty, and has the reclaiming thread free
     /// it when its capacity is at least `threshold`; leaves a smaller one
     /// alone.
     static func release(_ bytes: inout [UInt8]) {
         guard bytes.capacity >= threshold, let loop else { return }
-        let doomed = bytes
+        // Moved out, not copied: no reference stays here to be dropped
+        // after the reclaiming thread has let go of its own.
+        hand(loop, Doomed(consume bytes))
         bytes = []
-        try? loop.post {
-            withExtendedLifetime(doomed) {}
-            reclaimedCount.add(1, ordering: .relaxed)
-        }
     }
 }
 
@@ -70,20 +74,34 @@ extension Reclaimer {
         guard let taken = collection else { return }
         collection = nil
         guard taken.count >= collectionThreshold, let loop else { return }
-        let doomed = DoomedCollection(collection: taken)
-        try? loop.post {
-            withExtendedLifetime(doomed) {}
-            reclaimedCount.add(1, ordering: .relaxed)
+        hand(loop, Doomed(consume taken))
+    }
+
+    /// Posts `doomed` to the reclaiming loop, which drops it (freeing it
+    /// when it held the last reference), counted as pending until then. A
+    /// refused post frees it here, when `doomed` goes: never pending.
+    static func hand<Value>(_ loop: EventLoop, _ doomed: Doomed<Value>) {
+        pendingCount.add(1, ordering: .relaxed)
+        do {
+            try loop.post {
+                doomed.value = nil
+                reclaimedCount.add(1, ordering: .relaxed)
+                pendingCount.subtract(1, ordering: .relaxed)
+            }
+        } catch {
+            pendingCount.subtract(1, ordering: .relaxed)
         }
     }
 }
 
-/// A collection on its way to be freed.
-/// `@unchecked Sendable`: the keyspace let go of it, so nothing reads or
-/// changes it any more but a command that still holds it on the core for
-/// the rest of its run; the reclaiming thread only drops its reference
-/// (reference counts are atomic), and whichever thread drops the last one
-/// frees it.
-private struct DoomedCollection: @unchecked Sendable {
-    let collection: Collection
+/// A buffer or a collection on its way to be freed, dropped by the
+/// reclaiming thread before it counts it freed.
+/// `@unchecked Sendable`: the keyspace let go of the value, so nothing
+/// reads or changes it any more but a command that still holds it on the
+/// core for the rest of its run; the reclaiming thread only drops its
+/// reference (reference counts are atomic), and whichever thread drops the
+/// last one frees it. `value` is set once, here, and cleared once, there.
+final class Doomed<Value>: @unchecked Sendable {
+    var value: Value?
+    init(_ value: Value) { self.value = value }
 }
