@@ -1,2 +1,0 @@
-ERR One or more scores can't be converted into double
-
