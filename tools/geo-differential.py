@@ -22,7 +22,8 @@ coordinates' and distances' text included):
     empty boxes, COUNT 2^63-1 with ANY, wrong types, missing keys.
 Usage: geo-differential.py path/to/kvd [seed]
 """
-import random, socket, sys, tempfile
+import random, sys, tempfile
+from differential import Differential
 from persistence_data import launch, stop
 
 KVD = sys.argv[1]
@@ -30,63 +31,6 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 20261203
 WORK = tempfile.mkdtemp(prefix="geo-differential-")
 PROCESSES = []
 rng = random.Random(SEED)
-checks = 0
-
-
-def encode(command):
-    out = b"*%d\r\n" % len(command)
-    for argument in command:
-        argument = argument.encode() if isinstance(argument, str) else argument
-        out += b"$%d\r\n%s\r\n" % (len(argument), argument)
-    return out
-
-
-class Raw:
-    """A RESP connection that returns each reply as the bytes sent."""
-
-    def __init__(self, port, protocol):
-        self.socket = socket.create_connection(("127.0.0.1", port), timeout=30)
-        self.buffer = b""
-        if protocol == 3:
-            self.send(["HELLO", "3"])  # its reply names the server: not compared
-
-    def line(self):
-        while b"\r\n" not in self.buffer:
-            self.buffer += self.socket.recv(65536) or b""
-        line, self.buffer = self.buffer.split(b"\r\n", 1)
-        return line + b"\r\n"
-
-    def exact(self, count):
-        while len(self.buffer) < count:
-            self.buffer += self.socket.recv(65536)
-        data, self.buffer = self.buffer[:count], self.buffer[count:]
-        return data
-
-    def reply(self):
-        line = self.line()
-        kind, rest = line[:1], line[1:-2]
-        if kind in b"$=!" and rest != b"-1":
-            return line + self.exact(int(rest) + 2)
-        if kind in b"*~>" and rest != b"-1":
-            return line + b"".join(self.reply() for _ in range(int(rest)))
-        if kind == b"%" or kind == b"|":
-            return line + b"".join(self.reply() for _ in range(2 * int(rest)))
-        return line
-
-    def send(self, command):
-        self.socket.sendall(encode(command))
-        return self.reply()
-
-
-def both(*command, protocol=2):
-    """Runs `command` on both servers; fails unless the replies are equal."""
-    global checks
-    replies = [connection.send(command) for connection in connections[protocol]]
-    if replies[0] != replies[1]:
-        raise SystemExit(f"FAIL (seed {SEED}, RESP{protocol}): {command!r}\n"
-                         f"  redis-server: {replies[0]!r}\n  kvd:          {replies[1]!r}")
-    checks += 1
-    return replies[0]
 
 
 def position():
@@ -123,7 +67,8 @@ try:
                                      ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
     kvd, kvd_client, _ = launch(WORK, PROCESSES, "kvd", [KVD, "--save", "", "--io-threads", "0"])
     ports = [client.connection_pool.connection_kwargs["port"] for client in (redis_client, kvd_client)]
-    connections = {protocol: [Raw(port, protocol) for port in ports] for protocol in (2, 3)}
+    differential = Differential(*ports, SEED)
+    both = differential.both
 
     # (a) positions
     both("FLUSHALL")
@@ -143,7 +88,7 @@ try:
         both("GEOHASH", "g", *picked, protocol=protocol)
         both("GEODIST", "g", picked[0], rng.choice(picked), *([unit()] if rng.random() < 0.7 else []),
              protocol=protocol)
-    print(f"ok: GEOADD, GEOPOS, GEODIST and GEOHASH of {len(members)} positions ({checks} checks)")
+    print(f"ok: GEOADD, GEOPOS, GEODIST and GEOHASH of {len(members)} positions ({differential.checks} checks)")
 
     # (b) searches
     for _ in range(1500):
@@ -165,7 +110,7 @@ try:
                      else ["BYBOX", str(rng.uniform(0, 800000)), str(rng.uniform(0, 800000)), unit()])
             command = ["GEOSEARCH", "g", *center, *shape]
         both(*command, *options(), protocol=protocol)
-    print(f"ok: 1500 searches answered alike, in the same order ({checks} checks)")
+    print(f"ok: 1500 searches answered alike, in the same order ({differential.checks} checks)")
 
     # (c) stored results
     for trial in range(300):
@@ -188,7 +133,7 @@ try:
             both("GEORADIUS", "g", f"{longitude:.6f}", f"{latitude:.6f}", radius, unit(), *extra,
                  rng.choice(("STORE", "STOREDIST")), "dst")
         both("ZRANGE", "dst", "0", "-1", "WITHSCORES")
-    print(f"ok: 300 stored searches alike ({checks} checks)")
+    print(f"ok: 300 stored searches alike ({differential.checks} checks)")
 
     # (d) scores no GEOADD makes
     both("DEL", "odd")
@@ -205,7 +150,7 @@ try:
             both("GEOSEARCH", "odd", "FROMMEMBER", f"o{index}", "BYBOX", "40000", "20000", "km", "WITHDIST",
                  protocol=protocol)
             both("GEORADIUSBYMEMBER", "odd", f"o{index}", "20000", "km", "WITHCOORD", "DESC", protocol=protocol)
-    print(f"ok: members with scores no position makes decode alike ({checks} checks)")
+    print(f"ok: members with scores no position makes decode alike ({differential.checks} checks)")
 
     # (e) equal distances under COUNT
     for trial in range(200):
@@ -224,7 +169,7 @@ try:
         both("GEORADIUS", "same", f"{longitude:.6f}", f"{latitude:.6f}", "20000", "km", "COUNT", count, order,
              "STORE", "dst")
         both("ZRANGE", "dst", "0", "-1")
-    print(f"ok: 200 searches among equal distances keep the same members ({checks} checks)")
+    print(f"ok: 200 searches among equal distances keep the same members ({differential.checks} checks)")
 
     # (f) errors and hostile arguments
     both("SET", "str", "x")
@@ -247,7 +192,7 @@ try:
                         ["GEOSEARCH", "g", "FROMLONLAT", "181", "0", "BYRADIUS", "1", "km"],
                         ["GEOSEARCH", "g", "BYBOX", "1", "1", "km", "FROMLONLAT", "0", "0", "WITHHASH"]):
             both(*command, protocol=protocol)
-    print(f"ok: errors and hostile arguments answered alike ({checks} checks in all)")
+    print(f"ok: errors and hostile arguments answered alike ({differential.checks} checks in all)")
     stop(kvd)
     stop(server)
 finally:

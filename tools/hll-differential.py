@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """kvd's HyperLogLogs are redis-server 7.0.15's, byte for byte.
 
-The same seeded operations go to a kvd and a redis-server, and every reply
-and every value (GET, the bytes themselves) must be equal:
+The same seeded operations go to a kvd and a redis-server over raw RESP
+connections (tools/differential.py), and every reply and every value must
+be equal, byte for byte:
 (a) PFADD batches of random elements (binary, empty, repeated) into several
     keys, under hll-sparse-max-bytes of 0, 200, 3000 (the default) and
     20000, so that the sparse opcodes split, merge and turn dense at the
@@ -16,8 +17,8 @@ and every value (GET, the bytes themselves) must be equal:
 (c) DUMP of each value restores in the other server to the same bytes.
 Usage: hll-differential.py path/to/kvd [seed]
 """
-import os, random, sys, tempfile
-import redis
+import random, sys, tempfile
+from differential import Differential
 from persistence_data import launch, stop
 
 KVD = sys.argv[1]
@@ -25,23 +26,6 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 20261203
 WORK = tempfile.mkdtemp(prefix="hll-differential-")
 PROCESSES = []
 rng = random.Random(SEED)
-checks = 0
-comparing = True
-
-
-def both(*command):
-    """Runs `command` on both servers; fails unless the replies are equal."""
-    global checks
-    replies = []
-    for client in (redis_client, kvd_client):
-        try:
-            replies.append(client.execute_command(*command))
-        except redis.ResponseError as error:
-            replies.append(("error", str(error)))
-    if comparing and replies[0] != replies[1]:
-        raise SystemExit(f"FAIL (seed {SEED}): {command!r}\n  redis-server: {replies[0]!r}\n  kvd:          {replies[1]!r}")
-    checks += 1
-    return replies[0]
 
 
 def cut_short(value):
@@ -73,6 +57,9 @@ try:
     server, redis_client, _ = launch(WORK, PROCESSES, "redis",
                                      ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
     kvd, kvd_client, _ = launch(WORK, PROCESSES, "kvd", [KVD, "--save", "", "--io-threads", "0"])
+    differential = Differential(*[client.connection_pool.connection_kwargs["port"]
+                                  for client in (redis_client, kvd_client)], SEED)
+    both = differential.both
 
     # (a) the operations
     for limit in (3000, 0, 200, 20000):
@@ -102,7 +89,7 @@ try:
         both("PFADD", keys[0], "a", "b", "c")
         both("PFADD", keys[0], "a", "b", "c")
         same_value(keys[0])
-    print(f"ok: PFADD, PFCOUNT, PFMERGE and PFDEBUG under four sparse limits, the same bytes ({checks} checks)")
+    print(f"ok: PFADD, PFCOUNT, PFMERGE and PFDEBUG under four sparse limits, the same bytes ({differential.checks} checks)")
 
     # (b) corrupt values
     both("CONFIG", "SET", "hll-sparse-max-bytes", "3000")
@@ -124,8 +111,8 @@ try:
         else:
             both("APPEND", "c", bytes(rng.randrange(256) for _ in range(rng.randrange(1, 6))))
         corrupted += 1
-        comparing = not cut_short(redis_client.get("c"))
-        skipped += not comparing
+        differential.comparing = not cut_short(redis_client.get("c"))
+        skipped += not differential.comparing
         operation = rng.randrange(5)
         if operation == 0:
             both("PFCOUNT", "c")
@@ -140,7 +127,7 @@ try:
         else:
             both("PFDEBUG", rng.choice(("GETREG", "DECODE", "ENCODING", "TODENSE")), "c")
         same_value("c")
-        comparing = True
+        differential.comparing = True
     both("PING")
     print(f"ok: {corrupted - skipped} corrupt values answered alike ({skipped} cut short in an XZERO run, not compared)")
 
@@ -153,7 +140,7 @@ try:
             target.restore(f"copy{index}", 0, source.dump(f"r{index}"), replace=True)
         same_value(f"copy{index}")
         both("PFCOUNT", f"copy{index}")
-    print(f"ok: DUMP and RESTORE move HyperLogLogs both ways ({checks} checks in all)")
+    print(f"ok: DUMP and RESTORE move HyperLogLogs both ways ({differential.checks} checks in all)")
     stop(kvd)
     stop(server)
 finally:

@@ -1,0 +1,78 @@
+"""Differential checks: the same commands to redis-server and kvd over raw
+RESP2 and RESP3 connections, each reply compared byte for byte (no client
+library in between to parse numbers into floats). Shared by
+tools/hll-differential.py and tools/geo-differential.py.
+"""
+import socket
+
+
+def encode(command):
+    out = b"*%d\r\n" % len(command)
+    for argument in command:
+        if isinstance(argument, int):
+            argument = str(argument)
+        argument = argument.encode() if isinstance(argument, str) else argument
+        out += b"$%d\r\n%s\r\n" % (len(argument), argument)
+    return out
+
+
+class Raw:
+    """A RESP connection that returns each reply as the bytes sent."""
+
+    def __init__(self, port, protocol):
+        self.socket = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.buffer = b""
+        if protocol == 3:
+            self.send(["HELLO", "3"])  # its reply names the server: not compared
+
+    def line(self):
+        while b"\r\n" not in self.buffer:
+            data = self.socket.recv(65536)
+            if not data:
+                raise SystemExit("FAIL: a server closed the connection")
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\r\n", 1)
+        return line + b"\r\n"
+
+    def exact(self, count):
+        while len(self.buffer) < count:
+            data = self.socket.recv(65536)
+            if not data:
+                raise SystemExit("FAIL: a server closed the connection")
+            self.buffer += data
+        data, self.buffer = self.buffer[:count], self.buffer[count:]
+        return data
+
+    def reply(self):
+        line = self.line()
+        kind, rest = line[:1], line[1:-2]
+        if kind in b"$=!" and rest != b"-1":
+            return line + self.exact(int(rest) + 2)
+        if kind in b"*~>" and rest != b"-1":
+            return line + b"".join(self.reply() for _ in range(int(rest)))
+        if kind == b"%" or kind == b"|":
+            return line + b"".join(self.reply() for _ in range(2 * int(rest)))
+        return line
+
+    def send(self, command):
+        self.socket.sendall(encode(command))
+        return self.reply()
+
+
+class Differential:
+    """redis-server on one port, kvd on the other; `both` runs a command on
+    each and fails unless the replies are equal (while `comparing`)."""
+
+    def __init__(self, redis_port, kvd_port, seed):
+        self.seed = seed
+        self.checks = 0
+        self.comparing = True
+        self.connections = {protocol: [Raw(port, protocol) for port in (redis_port, kvd_port)] for protocol in (2, 3)}
+
+    def both(self, *command, protocol=2):
+        replies = [connection.send(command) for connection in self.connections[protocol]]
+        if self.comparing and replies[0] != replies[1]:
+            raise SystemExit(f"FAIL (seed {self.seed}, RESP{protocol}): {command!r}\n"
+                             f"  redis-server: {replies[0]!r}\n  kvd:          {replies[1]!r}")
+        self.checks += 1
+        return replies[0]
