@@ -75,6 +75,37 @@ enum MethodRegistry {
         }
     }
 
+    /// The storage of a table with no method, where every table starts.
+    @usableFromInline
+    static let emptyStorage = MethodTableStorage(ordered: [])
+
+    /// Which storage extends which with which entry: the storage identities
+    /// of a table's successive `.method(...)` lines.
+    private struct Extension: Hashable {
+        let base: ObjectIdentifier
+        let entry: ObjectIdentifier
+    }
+
+    nonisolated(unsafe) private static var storages: [Extension: MethodTableStorage] = [:]
+
+    /// The storage of `base`'s entries followed by `entry`, made the first
+    /// time and the same one after: a table built anew with the same
+    /// entries shares its storage, so what is kept is bounded by the
+    /// program's tables (one storage per `.method(...)` line of each).
+    @usableFromInline
+    static func storage(
+        extending base: Unmanaged<MethodTableStorage>, with entry: Unmanaged<MethodEntry>
+    ) -> Unmanaged<MethodTableStorage> {
+        let key = Extension(
+            base: ObjectIdentifier(base.takeUnretainedValue()), entry: ObjectIdentifier(entry.takeUnretainedValue()))
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if let known = storages[key] { return Unmanaged.passUnretained(known) }
+        let made = MethodTableStorage(ordered: base._withUnsafeGuaranteedRef { $0.ordered } + [entry])
+        storages[key] = made
+        return Unmanaged.passUnretained(made)
+    }
+
     /// Entries made while another registration of the same method was
     /// being made: kept, as every entry is, but not found by `entry(for:)`.
     nonisolated(unsafe) private static var kept: [MethodEntry] = []

@@ -49,16 +49,10 @@ public enum MethodIsolation: Sendable, Hashable {
 /// The selectors a type answers, each with its ``MethodSignature`` and the
 /// method to call. Immutable and `Sendable`; ``method(_:_:)`` returns a new table.
 public struct MethodTable<Target: AnyObject>: Sendable {
-    /// Unretained, here and in `ordered`: every entry lives as long as the
-    /// process (`MethodRegistry`), so a lookup borrows it. A retain and
-    /// release by the caller's thread of an entry that the loop's thread
-    /// reads took its cache line back from the other core on every call.
-    @usableFromInline var entries: [Selector: Unmanaged<MethodEntry>] = [:]
-    /// The same entries in registration order, searched first by a call:
-    /// comparing a short selector (a small string, compared as two words)
-    /// with each of a few entries costs less than hashing it with SipHash
-    /// for the dictionary.
-    @usableFromInline var ordered: [Unmanaged<MethodEntry>] = []
+    /// The entries, interned and kept for the process's life, so a copy of
+    /// the table (every call makes one, through the `methods` getter)
+    /// counts no reference (MethodTableStorage.swift).
+    @usableFromInline var storage: Unmanaged<MethodTableStorage>
 
     /// Where the methods may run: say `.mainActor` for a `@MainActor` class.
     public let isolation: MethodIsolation
@@ -66,6 +60,7 @@ public struct MethodTable<Target: AnyObject>: Sendable {
     /// An empty table whose methods run where they are performed.
     public init() {
         isolation = .nonisolated
+        storage = Unmanaged.passUnretained(MethodRegistry.emptyStorage)
     }
 
     /// An empty table for methods with the given isolation. A `@MainActor`
@@ -73,6 +68,7 @@ public struct MethodTable<Target: AnyObject>: Sendable {
     /// `nonisolated static let methods = MethodTable<Counter>(isolation: .mainActor)`.
     public init(isolation: MethodIsolation) {
         self.isolation = isolation
+        storage = Unmanaged.passUnretained(MethodRegistry.emptyStorage)
     }
 
     /// Returns a table that also answers `selector` with `method`, an
@@ -124,7 +120,7 @@ public struct MethodTable<Target: AnyObject>: Sendable {
             "MethodTable<\(Target.self)>: selector '\(selector)' has \(selector.argumentCount) colon(s) but the method \(methodType) takes \(argumentTypes.count) argument(s)"
         )
         precondition(
-            entries[selector] == nil,
+            entry(for: selector) == nil,
             "MethodTable<\(Target.self)>: selector '\(selector)' is registered twice")
         let signature = MethodSignature(selector: selector, argumentTypes: argumentTypes, returnType: Result.self)
         var table = self
@@ -153,34 +149,26 @@ public struct MethodTable<Target: AnyObject>: Sendable {
                 if let optional = result as? any OptionalValue, optional.wrappedValue == nil { return nil }
                 return result
             }
-        table.entries[selector] = Unmanaged.passUnretained(entry)
-        table.ordered.append(Unmanaged.passUnretained(entry))
+        table.storage = MethodRegistry.storage(extending: storage, with: Unmanaged.passUnretained(entry))
         return table
     }
 
     /// The signature of the method that answers `selector`, or nil when the
     /// type does not answer it (the analogue of `methodSignatureForSelector:`).
     public func signature(for selector: Selector) -> MethodSignature? {
-        entries[selector]?.takeUnretainedValue().signature
+        entry(for: selector)?.takeUnretainedValue().signature
     }
 
     /// Every selector the table answers, sorted by spelling.
     public var selectors: [Selector] {
-        entries.keys.sorted { $0.name < $1.name }
+        storage._withUnsafeGuaranteedRef { $0.bySelector.keys.sorted { $0.name < $1.name } }
     }
 
     /// The entry that answers `selector`, unretained (entries are never freed).
+    @usableFromInline
     func entry(for selector: Selector) -> Unmanaged<MethodEntry>? {
-        if ordered.count <= MethodTable.linearSearchLimit {
-            for entry in ordered where entry._withUnsafeGuaranteedRef({ $0.selector == selector }) { return entry }
-            return nil
-        }
-        return entries[selector]
+        storage._withUnsafeGuaranteedRef { $0.entry(for: selector) }
     }
-
-    /// Up to this many methods, a call finds its entry by comparing
-    /// selectors in order rather than by hashing.
-    static var linearSearchLimit: Int { 8 }
 }
 
 /// One row of a method table: the signature and the type-erased call.

@@ -295,31 +295,37 @@ final class Account: Invocable, @unchecked Sendable {
     // its entry without retaining it), so a table built anew, as a generic
     // type's computed `methods` is on every access, must reuse them: each
     // specialization its own, and never another type's of the same name.
-    @Test func aMethodTableBuiltAnewReusesItsEntries() throws {
+    @Test func aMethodTableBuiltAnewReusesItsEntriesAndStorage() throws {
         final class Box<Value: Sendable>: Invocable, Sendable {
             static var methods: MethodTable<Box<Value>> { MethodTable<Box<Value>>().method("get", Box.get) }
             let value: Value
             init(_ value: Value) { self.value = value }
             func get() -> Value { value }
         }
-        let first = try #require(Box<Int>.methods.entries["get"]?.takeUnretainedValue())
-        for _ in 0..<100 { #expect(Box<Int>.methods.entries["get"]?.takeUnretainedValue() === first) }
-        #expect(Box<String>.methods.entries["get"]?.takeUnretainedValue() !== first)
+        let first = try #require(Box<Int>.methods.entry(for: "get")?.takeUnretainedValue())
+        for _ in 0..<100 { #expect(Box<Int>.methods.entry(for: "get")?.takeUnretainedValue() === first) }
+        #expect(Box<String>.methods.entry(for: "get")?.takeUnretainedValue() !== first)
+        // And its storage, which a table refers to unretained: one per
+        // table, however often it is built.
+        let storage = Box<Int>.methods.storage.toOpaque()
+        for _ in 0..<100 { #expect(Box<Int>.methods.storage.toOpaque() == storage) }
+        #expect(Box<String>.methods.storage.toOpaque() != storage)
+        #expect(MethodTable<Box<Int>>().storage.toOpaque() != storage)
         #expect(try Invocation(target: Box(7), selector: "get", arguments: []).invoke() as? Int == 7)
         #expect(try Invocation(target: Box("seven"), selector: "get", arguments: []).invoke() as? String == "seven")
         #expect(
-            First.Twin.methods.entries["name"]?.takeUnretainedValue()
-                !== Second.Twin.methods.entries["name"]?.takeUnretainedValue())
+            First.Twin.methods.entry(for: "name")?.takeUnretainedValue()
+                !== Second.Twin.methods.entry(for: "name")?.takeUnretainedValue())
         #expect(try Invocation(target: First.Twin(), selector: "name", arguments: []).invoke() as? String == "first")
         #expect(try Invocation(target: Second.Twin(), selector: "name", arguments: []).invoke() as? String == "second")
     }
 
-    // Past `linearSearchLimit` methods a call finds its entry in the table's
+    // Past `MethodTableStorage.linearSearchLimit` methods a call finds its entry in the table's
     // dictionary instead of its list: the first and the last registered
     // method are found there, posted and waited for, and a wrong call is
     // refused with the same errors.
     @Test func aTableTooLongToSearchInOrderFindsEveryMethodByHashing() throws {
-        #expect(Dial.methods.ordered.count > MethodTable<Dial>.linearSearchLimit)
+        #expect(Dial.methods.storage.takeUnretainedValue().ordered.count > MethodTableStorage.linearSearchLimit)
         let dial = Dial()
         try withSpawnedLoop("dial") { loop in
             #expect(try dial.performSelector("filler0", on: loop, returning: Int.self) == -1)
@@ -371,7 +377,7 @@ enum Second {
     }
 }
 
-/// A table longer than `MethodTable.linearSearchLimit`: nine fillers (one
+/// A table longer than `MethodTableStorage.linearSearchLimit`: nine fillers (one
 /// method under nine selectors), then three methods of their own, the
 /// last registered. `@unchecked Sendable`: `recorded` is touched only by
 /// the loop that performs it.
