@@ -43,7 +43,7 @@ private func consume(_ lane: PostLane, since: UInt64, until done: () -> Bool) ->
         for sample in buffer.samples where sample.acceptedAt < since || sample.acceptedAt > now {
             Issue.record("a sample stamped \(sample.acceptedAt), outside \(since)...\(now)")
         }
-        for index in 0..<buffer.count { buffer.take(index).run() }
+        for index in 0..<buffer.count { Job.run(buffer.slot(index)) }
         buffer.reset()
         jobs += taken
         if taken == 0 {
@@ -138,7 +138,7 @@ private func sampledJobs(_ count: Int) -> Int {
         let deadline = ContinuousClock.now + .seconds(60)
         while taken < 5 * LaneBlock.slots && ContinuousClock.now < deadline {
             taken += lane.take(into: &early, limit: 500)
-            for index in 0..<early.count { early.take(index).run() }
+            for index in 0..<early.count { Job.run(early.slot(index)) }
             early.reset()
         }
         early.deallocate()
@@ -175,7 +175,8 @@ private func sampledJobs(_ count: Int) -> Int {
         for round in 0..<200 {
             // The loop drained everything and declares sleep.
             while lane.take(into: &buffer, limit: .max) > 0 {}
-            buffer.removeAll { $0.run() }
+            for index in 0..<buffer.count { Job.run(buffer.slot(index)) }
+            buffer.reset()
             lane.declareSleep()
             #expect(!lane.hasWork)
             let wakes = Locked(0)
@@ -202,7 +203,8 @@ private func sampledJobs(_ count: Int) -> Int {
         #expect(lane.cancelSleep())
         if case .queuedWakeLoop = lane.push(.work {}, site: .none) { Issue.record("woke a loop that was awake") }
         while lane.take(into: &buffer, limit: .max) > 0 {}
-        buffer.removeAll { $0.run() }
+        for index in 0..<buffer.count { Job.run(buffer.slot(index)) }
+        buffer.reset()
         buffer.deallocate()
         lane.destroy()
     }
@@ -283,11 +285,11 @@ private func drainAsTheLoopDoes(_ mailbox: Mailbox, afterBatch: () -> Void = {})
     while true {
         var urgent = mailbox.takeUrgent()
         let urgentCount = urgent.count
-        for index in 0..<urgentCount { urgent.take(index).run() }
+        for index in 0..<urgentCount { Job.run(urgent.slot(index)) }
         urgent.reset()
         mailbox.finishUrgent(urgent, ran: urgentCount)
         let ran = batch.count
-        for index in 0..<ran { batch.take(index).run() }
+        for index in 0..<ran { Job.run(batch.slot(index)) }
         batch.reset()
         afterBatch()
         let outcome = mailbox.finishDrain(batch, ran: ran)

@@ -216,9 +216,9 @@ final class LoopCore: @unchecked Sendable {
     private func runJob(_ index: Int, of buffer: JobBuffer, _ samples: inout SampleCursor, watched: Bool) {
         let acceptedAt = samples.acceptedAt(index, in: buffer)
         if acceptedAt != nil || watched {
-            monitor.run(buffer.take(index), site: buffer.site(index), acceptedAt: acceptedAt)
+            monitor.run(buffer.slot(index), site: buffer.site(index), acceptedAt: acceptedAt)
         } else {
-            buffer.take(index).run()
+            Job.run(buffer.slot(index))
         }
     }
 

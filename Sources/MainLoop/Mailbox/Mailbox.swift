@@ -806,6 +806,13 @@ struct JobBuffer {
         (base.unsafelyUnwrapped + index).move()
     }
 
+    /// Job `index`, run where it lies (`Job.run`): as `take`, it is no
+    /// longer the buffer's.
+    @inline(__always)
+    func slot(_ index: Int) -> UnsafeMutablePointer<Job> {
+        base.unsafelyUnwrapped + index
+    }
+
     /// The post site of job `index`, if it was recorded.
     func site(_ index: Int) -> PostSite {
         index >= sitesFrom && index < count ? sites.unsafelyUnwrapped[index] : .none
@@ -847,7 +854,11 @@ struct JobBuffer {
 @usableFromInline
 protocol MailboxRecord: AnyObject, Sendable {
     /// Loop thread: run the work, unless the poster withdrew it, and release the poster.
-    func run()
+    /// True when the record kept the job's reference to itself (an invocation
+    /// record that went back to its loop's pool): the job is then forgotten,
+    /// not released, where keeping it took a retain and the job's release,
+    /// two atomic updates of a count the poster's core wrote last.
+    func run() -> Bool
     /// The loop will never run this record: release the poster with `error`.
     func abandon(_ error: EventLoopError)
 }
@@ -878,11 +889,25 @@ enum Job {
     /// already on the MainActor and does not enqueue it again.
     case mainExecutorJob(UnownedJob)
 
+    /// Runs the job where it lies, and leaves `slot` uninitialized: the job
+    /// is released, or forgotten when its record kept the reference.
     @inline(__always)
-    func run() {
+    static func run(_ slot: UnsafeMutablePointer<Job>) {
+        // Moved out, so the call borrows what it runs (the slot's copy would
+        // have retained a closure's context).
+        let job = slot.move()
+        // A kept reference is forgotten by moving the job back into the
+        // slot, which the buffer never deinitializes (`reset`).
+        if job.run() { slot.initialize(to: consume job) }
+    }
+
+    /// Runs the job; true when its record kept the job's reference (`run`
+    /// of ``MailboxRecord``).
+    @inline(__always)
+    private func run() -> Bool {
         switch self {
         case .work(let body): body()
-        case .record(let record): record.run()
+        case .record(let record): return record.run()
         case .bound(let body, let storage):
             // The storage outlives its jobs (it is released on this thread
             // after every job queued before its owner went: `retire`), so
@@ -898,6 +923,7 @@ enum Job {
         case .mainExecutorJob(let job):
             job.runSynchronously(on: MainLoopMainExecutor.shared.asUnownedSerialExecutor())
         }
+        return false
     }
 
     /// The loop will never run this job: tell its poster, if anybody waits.

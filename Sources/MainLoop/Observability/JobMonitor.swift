@@ -30,11 +30,11 @@ final class JobMonitor: @unchecked Sendable {
 
     /// Loop thread: runs `job`, measuring what is asked for. `acceptedAt`
     /// is set for a sampled job (its queue delay is recorded).
-    func run(_ job: Job, site: PostSite, acceptedAt: UInt64?) {
-        let kind = job.kind
+    func run(_ job: UnsafeMutablePointer<Job>, site: PostSite, acceptedAt: UInt64?) {
+        let kind = job.pointee.kind
         activity?.begin(site: site, kind: kind)
         let start = mainloop_monotonic_ns()
-        job.run()
+        Job.run(job)
         let end = mainloop_monotonic_ns()
         let ran = end &- start
         if let recorder, acceptedAt != nil || slowJob != nil {

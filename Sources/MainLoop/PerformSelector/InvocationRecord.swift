@@ -184,20 +184,21 @@ final class InvocationRecord: LoopInvocation, @unchecked Sendable {
     }
 
     /// Loop thread: makes the call; then a record with a pool lets go of
-    /// its target now (as its release would have) and goes back to the pool.
-    func run() {
+    /// its target now (as its release would have) and goes back to the pool
+    /// with the job's reference (true).
+    func run() -> Bool {
         runAsRecord()
         let header = self.header
-        guard let pool = header.pointee.pool else { return }
+        guard let pool = header.pointee.pool else { return false }
         // The pool has one giver: the loop it belongs to.
         assert(
             pool == EventLoop.currentUnretained?.takeUnretainedValue().recordPool,
             "MainLoop: a record went back to another loop's pool")
         holderAddress.assumingMemoryBound(to: (any AnyObject & Sendable).self).deinitialize(count: 1)
         header.pointee.holderReleased = true
-        // The pool's reference; the job's goes when this returns.
-        let kept = Unmanaged.passRetained(self)
-        if !pool.give(kept) { kept.release() }
+        // The job's reference becomes the pool's (the job is forgotten);
+        // a full pool leaves it to the job, which releases it.
+        return pool.give(Unmanaged.passUnretained(self))
     }
     /// Nobody waits: there is nobody to tell.
     func abandon(_ error: EventLoopError) {}

@@ -18,10 +18,11 @@
 // were handed back after it: it was last touched many calls ago. A poster
 // never reads a record it takes: the record is unique by construction, and
 // the refill initializes its memory without looking at it. Unique, because
-// the only other reference to a record handed back from a mailbox's lane
-// is the job that ran it, released on the loop's thread when that job is
-// done; the record becomes takeable only after `lag` (at least 1) more
-// records were handed back, each by a later job, and jobs do not nest.
+// the reference the pool holds is the one the job that ran the record held
+// (the job is forgotten, not released: `Job.run`), and nothing else refers
+// to a record handed back from a mailbox's lane; the record becomes
+// takeable only after `lag` (at least 1) more records were handed back,
+// each by a later job, and jobs do not nest.
 // (A bounded mailbox's offer copies the job, and the poster releases its
 // copy at a time of its own: such a loop has no pool.)
 //

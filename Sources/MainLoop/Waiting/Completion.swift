@@ -308,14 +308,16 @@ final class Completion: @unchecked Sendable {
 
     // MARK: The loop's side
 
-    /// Loop thread: runs the work unless the waiter withdrew it, and resumes the waiter.
-    func run() {
+    /// Loop thread: runs the work unless the waiter withdrew it, and resumes
+    /// the waiter. The job keeps its reference (false).
+    func run() -> Bool {
         guard phase.compareExchange(expected: .pending, desired: .running, ordering: .acquiringAndReleasing).exchanged
-        else { return }  // withdrawn: it never runs
+        else { return false }  // withdrawn: it never runs
         failure = runWork()
         phase.store(.finished, ordering: .releasing)
-        if FaultInjection.dropsReleases { return }
+        if FaultInjection.dropsReleases { return false }
         resume()
+        return false
     }
 
     /// The loop will never run this record: the waiter gets `error`.
