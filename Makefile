@@ -67,7 +67,9 @@ lint:
 # --memkeys side by side with redis-server, dump.rdb moved between kvd and
 # redis-server 7.0.15 both ways (tools/rdb-interop.py), HyperLogLogs and GEO
 # searches byte for byte with redis-server's (tools/hll-differential.py,
-# tools/geo-differential.py), the append-only
+# tools/geo-differential.py), the change count (rdb_changes_since_last_save,
+# what save points compare) after every command as redis-server's
+# (tools/changes-differential.py), the append-only
 # file moved both ways too (tools/aof-interop.py), kill -9 under a write load with the AOF
 # on (tools/aof-kill.py: 0 acknowledged writes lost), Redis 7.0.15's own suite
 # against kvd and redis-server (make compat, on the debug build), and
@@ -76,7 +78,8 @@ lint:
 # INCR, PEXPIRE, SET (with or without PX, 1 KiB values too) and MSET
 # request in steady state, as the README says; and MainLoop's per post
 # (0 for a closure or LoopBound post that captures nothing, 1 for a
-# capturing closure, 2 for an invocation).
+# capturing closure or an invocation posted, at most 1 for an invocation
+# posted and run: its record, mostly refilled from the loop's pool).
 test-kvd: py-deps
 	$(BOUND) 600 $(SWIFT) build --product kvd
 	$(BOUND) 300 bash tools/kvd-smoke.sh .build/debug/kvd
@@ -85,6 +88,7 @@ test-kvd: py-deps
 	$(BOUND) 300 $(VENV)/bin/python tools/rdb-interop.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/hll-differential.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/geo-differential.py .build/debug/kvd
+	$(BOUND) 300 $(VENV)/bin/python tools/changes-differential.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/aof-interop.py .build/debug/kvd
 	$(BOUND) 120 $(VENV)/bin/python tools/aof-kill.py .build/debug/kvd always 3
 	$(BOUND) 120 $(VENV)/bin/python tools/aof-kill.py .build/debug/kvd everysec 3

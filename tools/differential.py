@@ -1,9 +1,11 @@
 """Differential checks: the same commands to redis-server and kvd over raw
 RESP2 and RESP3 connections, each reply compared byte for byte (no client
-library in between to parse numbers into floats). Shared by
-tools/hll-differential.py and tools/geo-differential.py.
+library in between to parse numbers into floats), between a redis-server
+and a kvd it starts (`redis_and_kvd`). Shared by tools/hll-differential.py,
+tools/geo-differential.py and tools/changes-differential.py.
 """
-import socket
+import contextlib, socket, tempfile
+from persistence_data import launch, stop
 
 
 def encode(command):
@@ -65,6 +67,7 @@ class Differential:
 
     def __init__(self, redis_port, kvd_port, seed):
         self.seed = seed
+        self.ports = (redis_port, kvd_port)
         self.checks = 0
         self.comparing = True
         self.connections = {protocol: [Raw(port, protocol) for port in (redis_port, kvd_port)] for protocol in (2, 3)}
@@ -76,3 +79,26 @@ class Differential:
                              f"  redis-server: {replies[0]!r}\n  kvd:          {replies[1]!r}")
         self.checks += 1
         return replies[0]
+
+
+@contextlib.contextmanager
+def redis_and_kvd(kvd, seed, name):
+    """A redis-server and a kvd on free ports, neither saving, as a
+    Differential (with a redis-py client of each, `clients`); both are
+    stopped (killed, if it comes to that) after."""
+    work = tempfile.mkdtemp(prefix=f"{name}-")
+    processes = []
+    try:
+        server, redis_client, _ = launch(work, processes, "redis",
+                                         ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        kvd_process, kvd_client, _ = launch(work, processes, "kvd", [kvd, "--save", "", "--io-threads", "0"])
+        differential = Differential(*[client.connection_pool.connection_kwargs["port"]
+                                      for client in (redis_client, kvd_client)], seed)
+        differential.clients = (redis_client, kvd_client)  # redis-py's, for DUMP and RESTORE
+        yield differential
+        stop(kvd_process)
+        stop(server)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()

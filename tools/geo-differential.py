@@ -22,14 +22,11 @@ coordinates' and distances' text included):
     empty boxes, COUNT 2^63-1 with ANY, wrong types, missing keys.
 Usage: geo-differential.py path/to/kvd [seed]
 """
-import random, sys, tempfile
-from differential import Differential
-from persistence_data import launch, stop
+import random, sys
+from differential import redis_and_kvd
 
 KVD = sys.argv[1]
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 20261203
-WORK = tempfile.mkdtemp(prefix="geo-differential-")
-PROCESSES = []
 rng = random.Random(SEED)
 
 
@@ -62,12 +59,7 @@ def unit():
     return rng.choice(("m", "km", "mi", "ft", "M", "KM"))
 
 
-try:
-    server, redis_client, _ = launch(WORK, PROCESSES, "redis",
-                                     ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-    kvd, kvd_client, _ = launch(WORK, PROCESSES, "kvd", [KVD, "--save", "", "--io-threads", "0"])
-    ports = [client.connection_pool.connection_kwargs["port"] for client in (redis_client, kvd_client)]
-    differential = Differential(*ports, SEED)
+with redis_and_kvd(KVD, SEED, "geo-differential") as differential:
     both = differential.both
 
     # (a) positions
@@ -193,9 +185,3 @@ try:
                         ["GEOSEARCH", "g", "BYBOX", "1", "1", "km", "FROMLONLAT", "0", "0", "WITHHASH"]):
             both(*command, protocol=protocol)
     print(f"ok: errors and hostile arguments answered alike ({differential.checks} checks in all)")
-    stop(kvd)
-    stop(server)
-finally:
-    for process in PROCESSES:
-        if process.poll() is None:
-            process.kill()

@@ -17,14 +17,11 @@ be equal, byte for byte:
 (c) DUMP of each value restores in the other server to the same bytes.
 Usage: hll-differential.py path/to/kvd [seed]
 """
-import random, sys, tempfile
-from differential import Differential
-from persistence_data import launch, stop
+import random, sys
+from differential import redis_and_kvd
 
 KVD = sys.argv[1]
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 20261203
-WORK = tempfile.mkdtemp(prefix="hll-differential-")
-PROCESSES = []
 rng = random.Random(SEED)
 
 
@@ -53,13 +50,9 @@ def element():
     return str(rng.random()).encode()
 
 
-try:
-    server, redis_client, _ = launch(WORK, PROCESSES, "redis",
-                                     ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-    kvd, kvd_client, _ = launch(WORK, PROCESSES, "kvd", [KVD, "--save", "", "--io-threads", "0"])
-    differential = Differential(*[client.connection_pool.connection_kwargs["port"]
-                                  for client in (redis_client, kvd_client)], SEED)
+with redis_and_kvd(KVD, SEED, "hll-differential") as differential:
     both = differential.both
+    redis_client, kvd_client = differential.clients
 
     # (a) the operations
     for limit in (3000, 0, 200, 20000):
@@ -141,9 +134,3 @@ try:
         same_value(f"copy{index}")
         both("PFCOUNT", f"copy{index}")
     print(f"ok: DUMP and RESTORE move HyperLogLogs both ways ({differential.checks} checks in all)")
-    stop(kvd)
-    stop(server)
-finally:
-    for process in PROCESSES:
-        if process.poll() is None:
-            process.kill()

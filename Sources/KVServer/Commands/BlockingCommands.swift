@@ -149,6 +149,10 @@ extension Dispatcher {
         armBlockingTimer()
     }
 
+    /// The blocking commands whose pops Redis does not count as changes
+    /// when it serves a client parked on them.
+    static let servedUncounted: Set<String> = ["blpop", "brpop", "blmove", "brpoplpush"]
+
     /// Serves the clients waiting on the keys that became ready, key by
     /// key, first parked first; a command served may make more keys ready
     /// (BLMOVE's destination), which are served in turn.
@@ -186,6 +190,7 @@ extension Dispatcher {
         out.resp3 = parked.session.resp3
         blocked.serving = client
         blocked.stillWaiting = false
+        let mark = databases.fence.changes
         let start = monotonicNanoseconds()
         parked.request.forEach { request in
             handler(self, parked.session, request, &out)
@@ -200,6 +205,10 @@ extension Dispatcher {
         }
         blocked.serving = nil
         guard !blocked.stillWaiting else { return false }
+        // Redis's blocked.c pops for a BLPOP, BRPOP or BLMOVE it serves
+        // without counting a change (it counts BLMPOP's and the sorted
+        // sets' pops).
+        if Dispatcher.servedUncounted.contains(command.name) { databases.fence.changes = mark }
         release(client) { _ in }
         // The pop reaches the append-only file before its reply leaves.
         appendOnly.flush(databases.feed)

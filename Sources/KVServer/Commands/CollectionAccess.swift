@@ -84,6 +84,17 @@ extension Keyspace {
         return value
     }
 
+    /// Where the change count stands, for `countChanges(_:since:)`.
+    var changeMark: Int { fence.changes }
+
+    /// What ran since `mark` changed `count` elements, as Redis counts
+    /// them: a collection command counts one per element added, removed or
+    /// updated (`SADD s a b c` on a new key is 3), and neither the key it
+    /// creates nor the emptied key it deletes (kvd's steps count each).
+    func countChanges(_ count: Int, since mark: Int) {
+        fence.changes = mark + count
+    }
+
     /// After a command changed the collection at `key` in place: its
     /// watchers see the change, and an emptied collection is deleted.
     func changedCollection(_ key: UnsafeRawBufferPointer, count: Int) {

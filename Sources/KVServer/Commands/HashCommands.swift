@@ -22,11 +22,13 @@ let hashCommands: [Command] = [
     Command("hkeys", arity: 2, keys: .one) { ks, r, out in hgetall(ks, r, fields: true, values: false, &out) },
     Command("hvals", arity: 2, keys: .one) { ks, r, out in hgetall(ks, r, fields: false, values: true, &out) },
     Command("hdel", arity: -3, keys: .one) { ks, r, out in
+        let mark = ks.changeMark
         guard let found = ks.lookupHash(r.raw(1), &out) else { return }
         guard let hash = found else { return out.integer(0) }
         var removed = 0
         for index in 2..<r.count where hash.remove(r.raw(index)) { removed += 1 }
         if removed > 0 { ks.changedCollection(r.raw(1), count: hash.count) }
+        ks.countChanges(removed, since: mark)
         out.integer(removed)
     },
     Command("hexists", arity: 3, keys: .one) { ks, r, out in
@@ -51,20 +53,24 @@ let hashCommands: [Command] = [
 /// new, HMSET OK.
 private func hset(_ ks: Keyspace, _ r: Request, _ name: String, _ out: inout ReplyWriter) {
     guard r.count % 2 == 0 else { return out.error("ERR wrong number of arguments for '\(name)' command") }
+    let mark = ks.changeMark
     guard let hash = ks.hashForWriting(r.raw(1), &out) else { return }
     var added = 0
     for index in stride(from: 2, to: r.count, by: 2) where hash.set(r.raw(index), r.raw(index + 1), ks.limits) {
         added += 1
     }
     ks.changed(r.raw(1))
+    ks.countChanges((r.count - 2) / 2, since: mark)
     if name == "hset" { out.integer(added) } else { out.ok() }
 }
 
 private func hsetnx(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
+    let mark = ks.changeMark
     guard let hash = ks.hashForWriting(r.raw(1), &out) else { return }
     guard hash.value(of: r.raw(2)) == nil else { return out.integer(0) }
     hash.set(r.raw(2), r.raw(3), ks.limits)
     ks.changed(r.raw(1))
+    ks.countChanges(1, since: mark)
     out.integer(1)
 }
 
@@ -84,6 +90,7 @@ private func hgetall(_ ks: Keyspace, _ r: Request, fields: Bool, values: Bool, _
 
 private func hincrby(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let increment = parseInteger(r.raw(3)) else { return out.error(notAnInteger) }
+    let mark = ks.changeMark
     guard let hash = ks.hashForWriting(r.raw(1), &out) else { return }
     var current = 0
     if let value = hash.value(of: r.raw(2)) {
@@ -94,12 +101,14 @@ private func hincrby(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard !overflow else { return out.error("ERR increment or decrement would overflow") }
     hash.set(r[2], decimalBytes(result), ks.limits)
     ks.changed(r.raw(1))
+    ks.countChanges(1, since: mark)
     out.integer(result)
 }
 
 private func hincrbyfloat(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let increment = parseLongDouble(r[3]) else { return out.error("ERR value is not a valid float") }
     guard !increment.isNaN, !increment.isInfinite else { return out.error("ERR value is NaN or Infinity") }
+    let mark = ks.changeMark
     guard let hash = ks.hashForWriting(r.raw(1), &out) else { return }
     var current: Float80 = 0
     if let value = hash.value(of: r.raw(2)) {
@@ -113,6 +122,7 @@ private func hincrbyfloat(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter
     let text = humanReadable(result)
     hash.set(r[2], text, ks.limits)
     ks.changed(r.raw(1))
+    ks.countChanges(1, since: mark)
     out.bulk(text)
 }
 

@@ -35,8 +35,10 @@ private func rename(_ ks: Keyspace, _ r: Request, onlyIfAbsent: Bool, _ out: ino
     guard let entry = ks.lookup(r[1], now: now) else { return out.error("ERR no such key") }
     if r[1] == r[2] { return onlyIfAbsent ? out.integer(0) : out.ok() }
     if onlyIfAbsent && ks.lookup(r[2], now: now) != nil { return out.integer(0) }
+    let mark = ks.changeMark
     ks.put(r[2], entry)
     ks.remove(r[1])
+    ks.countChanges(1, since: mark)
     if onlyIfAbsent { out.integer(1) } else { out.ok() }
 }
 

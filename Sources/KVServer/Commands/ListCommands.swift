@@ -61,6 +61,7 @@ let listCommands: [Command] = [
 ]
 
 private func push(_ ks: Keyspace, _ r: Request, _ end: ListEnd, onlyIfExists: Bool, _ out: inout ReplyWriter) {
+    let mark = ks.changeMark
     let list: ListValue
     if onlyIfExists {
         guard let found = ks.lookupList(r.raw(1), &out) else { return }
@@ -74,6 +75,7 @@ private func push(_ ks: Keyspace, _ r: Request, _ end: ListEnd, onlyIfExists: Bo
         if end == .head { list.pushFront(r.raw(index)) } else { list.pushBack(r.raw(index)) }
     }
     ks.changed(r.raw(1))
+    ks.countChanges(r.count - 2, since: mark)
     out.integer(list.count)
 }
 
@@ -102,6 +104,8 @@ func popFor(
     _ out: inout ReplyWriter
 ) {
     guard case .list(let list) = ks.lookup(key, now: ks.now)?.collection else { return out.nullArray() }
+    let mark = ks.changeMark
+    let before = list.count
     if withKey {
         out.arrayHeader(2)
         out.bulk(key)
@@ -114,6 +118,7 @@ func popFor(
         pop(list, end, &out)
     }
     ks.changedCollection(key, count: list.count)
+    ks.countChanges(before - list.count, since: mark)
 }
 
 /// Pops one element from `end` of `list` (not empty) into a bulk reply,
@@ -132,6 +137,7 @@ func move(
     guard let found = ks.lookupList(source, &out) else { return }
     guard let list = found else { return out.null() }
     guard ks.lookupList(destination, &out) != nil else { return }
+    let mark = ks.changeMark
     let element = (from == .head ? list.popFront() : list.popBack())!
     // Pushed before the source may go: with the same key for both, the
     // element goes back into the same list.
@@ -139,6 +145,7 @@ func move(
     if to == .head { target.pushFront(element) } else { target.pushBack(element) }
     ks.changed(destination)
     ks.changedCollection(source, count: list.count)
+    ks.countChanges(1, since: mark)
     out.bulk(element)
 }
 
@@ -254,11 +261,13 @@ private func lrem(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let found = ks.lookupList(r.raw(1), &out) else { return }
     guard let list = found else { return out.integer(0) }
     let element = r.raw(3)
+    let mark = ks.changeMark
     // Int.min's magnitude does not fit an Int: it is as good as no limit.
     let removed = list.removeAll(limit: Int(clamping: count.magnitude), fromBack: count < 0) {
         $0.elementsEqual(element)
     }
     if removed > 0 { ks.changedCollection(r.raw(1), count: list.count) }
+    ks.countChanges(removed, since: mark)
     out.integer(removed)
 }
 
@@ -266,12 +275,15 @@ private func ltrim(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let start = parseInteger(r.raw(2)), let end = parseInteger(r.raw(3)) else { return out.error(notAnInteger) }
     guard let found = ks.lookupList(r.raw(1), &out) else { return }
     guard let list = found else { return out.ok() }
+    let mark = ks.changeMark
+    let before = list.count
     if let range = clampRange(start: start, end: end, count: list.count) {
         if range.count != list.count { list.keep(range.lowerBound..<(range.upperBound + 1)) }
     } else {
         list.keep(0..<0)
     }
     ks.changedCollection(r.raw(1), count: list.count)
+    ks.countChanges(before - list.count, since: mark)
     out.ok()
 }
 

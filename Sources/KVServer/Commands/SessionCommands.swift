@@ -425,8 +425,10 @@ extension Dispatcher {
         guard let entry = source.lookup(r[1], now: now) else { return out.integer(0) }
         let destination = databases[target]
         guard destination.lookup(r[1], now: now) == nil else { return out.integer(0) }
+        let mark = source.changeMark
         source.remove(r[1])
         destination.put(r[1], entry)
+        source.countChanges(1, since: mark)
         out.integer(1)
     }
 

@@ -5,18 +5,22 @@
 
 let setCommands: [Command] = [
     Command("sadd", arity: -3, keys: .one) { ks, r, out in
+        let mark = ks.changeMark
         guard let set = ks.setForWriting(r.raw(1), &out) else { return }
         var added = 0
         for index in 2..<r.count where set.add(r.raw(index), ks.limits) { added += 1 }
         if added > 0 { ks.changed(r.raw(1)) }
+        ks.countChanges(added, since: mark)
         out.integer(added)
     },
     Command("srem", arity: -3, keys: .one) { ks, r, out in
+        let mark = ks.changeMark
         guard let found = ks.lookupSet(r.raw(1), &out) else { return }
         guard let set = found else { return out.integer(0) }
         var removed = 0
         for index in 2..<r.count where set.remove(r.raw(index)) { removed += 1 }
         if removed > 0 { ks.changedCollection(r.raw(1), count: set.count) }
+        ks.countChanges(removed, since: mark)
         out.integer(removed)
     },
     Command("smembers", arity: 2, keys: .one) { ks, r, out in
@@ -82,12 +86,14 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     }
     guard let found = ks.lookupSet(r.raw(1), &out) else { return }
     guard let set = found, requested > 0 else { return out.emptySet() }
+    let mark = ks.changeMark
     if requested >= set.count {
         // The whole set, in its order, and the key goes.
         out.setHeader(set.count)
         for position in 0..<set.count { out.bulk(set[position]) }
         ks.propagate([Array("DEL".utf8), r[1]])
-        return ks.changedCollection(r.raw(1), count: 0)
+        ks.changedCollection(r.raw(1), count: 0)
+        return ks.countChanges(set.count, since: mark)
     }
     out.setHeader(requested)
     var removed = [Array("SREM".utf8), r[1]]
@@ -98,6 +104,7 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     }
     ks.propagate(removed)
     ks.changedCollection(r.raw(1), count: set.count)
+    ks.countChanges(requested, since: mark)
 }
 
 private func srandmember(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -129,10 +136,13 @@ private func smove(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         return out.integer(from.contains(r.raw(3)) ? 1 : 0)
     }
     guard from.remove(r.raw(3)) else { return out.integer(0) }
+    let mark = ks.changeMark
     ks.changedCollection(r.raw(1), count: from.count)
     guard let to = ks.setForWriting(r.raw(2), &out) else { return }
     // The destination changes (for WATCH) only when the member is new to it.
-    if to.add(r.raw(3), ks.limits) { ks.changed(r.raw(2)) }
+    let added = to.add(r.raw(3), ks.limits)
+    if added { ks.changed(r.raw(2)) }
+    ks.countChanges(added ? 2 : 1, since: mark)
     out.integer(1)
 }
 

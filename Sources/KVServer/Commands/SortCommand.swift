@@ -156,7 +156,10 @@ extension Dispatcher {
         }
         store.withUnsafeBytes { key in
             if list.count > 0 {
+                // Redis counts one change per element stored.
+                let mark = keyspace.changeMark
                 keyspace.store(key, .list(list))
+                keyspace.countChanges(list.count, since: mark)
             } else {
                 _ = keyspace.remove(key)
             }

@@ -13,11 +13,13 @@ let sortedSetCommands: [Command] = [
     Command("zadd", arity: -4, keys: .one) { ks, r, out in zadd(ks, r, incrementOnly: false, &out) },
     Command("zincrby", arity: 4, keys: .one) { ks, r, out in zadd(ks, r, incrementOnly: true, &out) },
     Command("zrem", arity: -3, keys: .one) { ks, r, out in
+        let mark = ks.changeMark
         guard let found = ks.lookupSortedSet(r.raw(1), &out) else { return }
         guard let sortedSet = found else { return out.integer(0) }
         var removed = 0
         for index in 2..<r.count where sortedSet.remove(r[index]) { removed += 1 }
         if removed > 0 { ks.changedCollection(r.raw(1), count: sortedSet.count) }
+        ks.countChanges(removed, since: mark)
         out.integer(removed)
     },
     Command("zscore", arity: 3, keys: .one) { ks, r, out in
@@ -134,6 +136,7 @@ private func zadd(_ ks: Keyspace, _ r: Request, incrementOnly: Bool, _ out: inou
         guard let score = parseDouble(r.raw(position)) else { return out.error("ERR value is not a valid float") }
         pairs.append((r[position + 1], score))
     }
+    let mark = ks.changeMark
     guard let found = ks.lookupSortedSet(r.raw(1), &out) else { return }
     var added = 0, updated = 0, processed = 0
     var lastScore = 0.0
@@ -161,6 +164,7 @@ private func zadd(_ ks: Keyspace, _ r: Request, incrementOnly: Bool, _ out: inou
         }
         if added + updated > 0 { ks.changed(r.raw(1)) }
         if sortedSet.count == 0 { ks.remove(r.raw(1)) }
+        ks.countChanges(added + updated, since: mark)
     }
     if incr {
         if processed > 0 { out.double(lastScore) } else { out.null() }
@@ -356,9 +360,11 @@ private func removeRange(_ ks: Keyspace, _ r: Request, _ kind: RangeKind, _ out:
     }
     guard let found = ks.lookupSortedSet(r.raw(1), &out) else { return }
     guard let sortedSet = found else { return out.integer(0) }
+    let mark = ks.changeMark
     let doomed = pick(sortedSet)
     for node in doomed { sortedSet.remove(node) }
     if !doomed.isEmpty { ks.changedCollection(r.raw(1), count: sortedSet.count) }
+    ks.countChanges(doomed.count, since: mark)
     out.integer(doomed.count)
 }
 
@@ -383,6 +389,7 @@ func popScores(
     _ ks: Keyspace, _ key: UnsafeRawBufferPointer, max: Bool, count: Int, shape: PopShape, _ out: inout ReplyWriter
 ) {
     guard case .sortedSet(let sortedSet) = ks.lookup(key, now: ks.now)?.collection else { return out.nullArray() }
+    let mark = ks.changeMark
     let taken = min(count, sortedSet.count)
     switch shape {
     case .flat: out.arrayHeader(taken * 2)
@@ -404,6 +411,7 @@ func popScores(
         out.double(score)
     }
     ks.changedCollection(key, count: sortedSet.count)
+    ks.countChanges(taken, since: mark)
 }
 
 private func zpop(_ ks: Keyspace, _ r: Request, max: Bool, _ out: inout ReplyWriter) {

@@ -169,7 +169,9 @@ private func setrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard offset <= maxStringLength - value.count else {
         return out.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
     }
+    let mark = ks.changeMark
     if existing == nil { ks.set(r[1], [], expiresAt: nil) }
+    defer { ks.countChanges(1, since: mark) }
     let length = ks.modify(r[1], now: now) { stored -> Int in
         if stored.count < offset + value.count {
             stored.append(contentsOf: repeatElement(0, count: offset + value.count - stored.count))

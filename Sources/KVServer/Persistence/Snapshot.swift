@@ -34,8 +34,10 @@ final class SnapshotFence {
     /// A view is being written.
     var isOpen: Bool { openViews > 0 }
     /// Changes to keys since start-up (Redis's `server.dirty`): each key
-    /// set, deleted, expired, given a deadline, or changed in place counts
-    /// one. Save points and `rdb_changes_since_last_save` compare with it.
+    /// set, deleted, given a deadline, or changed in place counts one (an
+    /// expired key none), and a collection command counts as Redis's does
+    /// (`Keyspace.countChanges(_:since:)`). Save points and `rdb_changes_since_last_save`
+    /// compare with it.
     var changes = 0
 
     /// A view starts: every collection existing now is the view's.

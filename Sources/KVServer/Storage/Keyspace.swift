@@ -309,7 +309,7 @@ public final class Keyspace {
     private func expire(at index: KeyTable.Index, _ key: UnsafeRawBufferPointer, now: Int64) {
         if now < expiryPausedUntil { return }
         if feed.isOn { feed.expired(self.index, key) }
-        delete(at: index)
+        delete(at: index, expired: true)
         expiredKeys += 1
     }
 
@@ -656,9 +656,10 @@ public final class Keyspace {
     // MARK: - Indexes
 
     /// Removes the key at `index` and its places in both indexes.
-    private func delete(at index: KeyTable.Index) {
+    /// An expired key is not a change (Redis counts none for it).
+    private func delete(at index: KeyTable.Index, expired: Bool = false) {
         var (key, entry) = entries.remove(at: index)
-        fence.changes += 1
+        if !expired { fence.changes += 1 }
         Reclaimer.release(&entry.value)
         if entry.collection != nil { Reclaimer.release(&entry.collection) }
         touch(key)
@@ -753,7 +754,7 @@ public final class Keyspace {
                 preconditionFailure("Keyspace: the expiry queue holds a key the table does not")
             }
             if feed.isOn { expiry.key(handle).withUnsafeBytes { feed.expired(self.index, $0) } }
-            delete(at: index)
+            delete(at: index, expired: true)
             expiredKeys += 1
             removed += 1
             if removed % 64 == 0 && monotonicNanoseconds() - start >= budget {
