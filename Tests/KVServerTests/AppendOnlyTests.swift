@@ -112,6 +112,25 @@ import Testing
             ])
     }
 
+    // An expiry is no change (Redis counts none): it is logged as its own
+    // DEL, and the command that met the expired key is logged when it
+    // changed something itself, and only then (with the DEL, one unit, as
+    // Redis 7.0 propagates the two).
+    @Test func aCommandThatMetAnExpiredKeyIsLoggedAfterTheDeleteWhenItChangedSomething() {
+        let dispatcher = logging()
+        let past = unixMilliseconds() - 1
+        dispatcher.databases[0].set(Array("s".utf8), [1], expiresAt: past)
+        dispatcher.databases[0].set(Array("t".utf8), [1], expiresAt: past)
+        let before = dispatcher.databases.fence.changes
+        run(dispatcher, "SADD", "s", "m")
+        run(dispatcher, "SREM", "t", "m")  // the key expired: nothing removed
+        #expect(dispatcher.databases.fence.changes - before == 1)
+        #expect(
+            logged(dispatcher) == [
+                ["MULTI"], ["SELECT", "0"], ["DEL", "s"], ["SADD", "s", "m"], ["EXEC"], ["DEL", "t"],
+            ])
+    }
+
     @Test func geoSearchesThatStoreAreLoggedWhenTheyChangeSomething() {
         let dispatcher = logging()
         run(dispatcher, "GEOADD", "g", "13.361389", "38.115556", "Palermo")

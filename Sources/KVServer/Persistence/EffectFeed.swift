@@ -29,9 +29,6 @@ final class EffectFeed {
     private var pendingCount = 0
     /// The database the stream (finished, then pending effects) last selected (-1: none yet).
     private var selected = -1
-    /// Keys deleted because they expired, ever: a command's own changes are
-    /// those of `SnapshotFence.changes` less these.
-    private(set) var expirations = 0
     /// Set by a handler that added its effects itself: the dispatcher then
     /// adds nothing for it.
     var handled = false
@@ -60,7 +57,6 @@ final class EffectFeed {
 
     /// A key of database `database` expired and is gone: a DEL (Redis propagates the same).
     func expired(_ database: Int, _ key: UnsafeRawBufferPointer) {
-        expirations += 1
         selectIfNeeded(database)
         appendHeader(2)
         "DEL".utf8.withContiguousStorageIfAvailable { appendBulk(UnsafeRawBufferPointer($0)) }

@@ -62,12 +62,14 @@ extension Dispatcher {
         let feed = databases.feed
         // What active expiry logged since the last command is a unit of its own.
         if effectDepth == 0 { feed.commit() }
-        let (changesBefore, expiredBefore, handledBefore) = (databases.fence.changes, feed.expirations, feed.handled)
+        let (changesBefore, handledBefore) = (databases.fence.changes, feed.handled)
         feed.handled = false
         effectDepth += 1
         body()
         effectDepth -= 1
-        let changed = databases.fence.changes - changesBefore > feed.expirations - expiredBefore
+        // As Redis propagates a command that changed its `dirty` (an
+        // expiry is no change: it is logged as its own DEL).
+        let changed = databases.fence.changes != changesBefore
         let rule = Dispatcher.effectRules[command.id]
         if !feed.handled {
             switch rule {
