@@ -131,6 +131,24 @@ import Testing
             ])
     }
 
+    // SAVE lowers the count (to 0): not a change, and not logged (a SAVE
+    // replayed from the file would save a half-loaded dataset). A swap of
+    // a database with itself is one, as in Redis.
+    @Test func saveIsNotLoggedAndASwapOfADatabaseWithItselfIs() throws {
+        let dispatcher = logging()
+        var template = Array("/tmp/kvd-aof-save-XXXXXX".utf8CString)
+        let directory = String(cString: try #require(mkdtemp(&template)))
+        defer {
+            unlink(directory + "/dump.rdb")
+            rmdir(directory)
+        }
+        dispatcher.persistence.file = SnapshotFile(directory: directory, name: "dump.rdb")
+        run(dispatcher, "SET", "a", "1")
+        #expect(run(dispatcher, "SAVE") == "+OK\r\n")
+        run(dispatcher, "SWAPDB", "0", "0")
+        #expect(logged(dispatcher) == [["SELECT", "0"], ["SET", "a", "1"], ["SWAPDB", "0", "0"]])
+    }
+
     @Test func geoSearchesThatStoreAreLoggedWhenTheyChangeSomething() {
         let dispatcher = logging()
         run(dispatcher, "GEOADD", "g", "13.361389", "38.115556", "Palermo")

@@ -214,6 +214,32 @@ import Testing
         }
     }
 
+    // Redis's flushAllDataAndResetRDB: with save points set, FLUSHALL saves
+    // the emptied dataset at once, so a restart does not bring the keys
+    // back from the last file; without them the file stays, and the count
+    // holds the keys flushed.
+    @Test func flushAllWithSavePointsSavesTheEmptiedDatasetAsRedisDoes() throws {
+        let dispatcher = connected()
+        var template = Array("/tmp/kvd-persistence-XXXXXX".utf8CString)
+        let directory = String(cString: try #require(mkdtemp(&template)))
+        defer {
+            unlink(directory + "/dump.rdb")
+            rmdir(directory)
+        }
+        let file = SnapshotFile(directory: directory, name: "dump.rdb")
+        dispatcher.persistence.file = file
+        fill(dispatcher)
+        #expect(run(dispatcher, "SAVE") == "+OK\r\n")
+        #expect(run(dispatcher, "FLUSHALL") == "+OK\r\n")
+        #expect(run(dispatcher, "INFO", "persistence").contains("rdb_changes_since_last_save:10\r\n"))
+        #expect(try file.load(into: Databases())?.keys == 10)
+        dispatcher.persistence.savePoints = try #require(SavePoint.parse("3600 1"))
+        fill(dispatcher)
+        #expect(run(dispatcher, "FLUSHALL") == "+OK\r\n")
+        #expect(run(dispatcher, "INFO", "persistence").contains("rdb_changes_since_last_save:0\r\n"))
+        #expect(try file.load(into: Databases())?.keys == 0)
+    }
+
     @Test func saveBackgroundSaveAndLastSaveAnswerAsRedis() throws {
         let dispatcher = connected()
         #expect(run(dispatcher, "SAVE").hasPrefix("-ERR snapshots are off"))

@@ -205,9 +205,9 @@ extension Dispatcher {
         }
         blocked.serving = nil
         guard !blocked.stillWaiting else { return false }
-        // Redis's blocked.c pops for a BLPOP, BRPOP or BLMOVE it serves
-        // without counting a change (it counts BLMPOP's and the sorted
-        // sets' pops).
+        // Redis's blocked.c pops for a BLPOP, BRPOP, BLMOVE or BRPOPLPUSH
+        // it serves without counting a change (it counts BLMPOP's and the
+        // sorted sets' pops).
         if Dispatcher.servedUncounted.contains(command.name) { databases.fence.changes = mark }
         release(client) { _ in }
         // The pop reaches the append-only file before its reply leaves.

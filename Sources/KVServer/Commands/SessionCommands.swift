@@ -21,6 +21,8 @@ let sessionCommands: [Command] = [
             dispatcher.databases[a].swapContents(with: dispatcher.databases[b])
             dispatcher.databases[a].signalEveryBlockedKey()
             dispatcher.databases[b].signalEveryBlockedKey()
+        } else {
+            dispatcher.databases.fence.changes += 1  // Redis counts a swap with itself too
         }
         out.ok()
     },
@@ -34,6 +36,7 @@ let sessionCommands: [Command] = [
     Command("flushall", arity: -1, keys: .none) { dispatcher, _, r, out in
         guard flushOptionsAreValid(r) else { return out.error("ERR syntax error") }
         for db in dispatcher.databases { db.removeAll() }
+        dispatcher.persistence.saveAfterFlush(dispatcher.databases)
         out.ok()
     },
     Command("reset", arity: 1, keys: .none, flags: [.noAuth, .transactionControl]) { dispatcher, session, _, out in

@@ -67,9 +67,10 @@ extension Dispatcher {
         effectDepth += 1
         body()
         effectDepth -= 1
-        // As Redis propagates a command that changed its `dirty` (an
-        // expiry is no change: it is logged as its own DEL).
-        let changed = databases.fence.changes != changesBefore
+        // As Redis propagates a command that raised its `dirty` (an expiry
+        // is no change: it is logged as its own DEL; SAVE and SHUTDOWN
+        // lower the count, and are not logged).
+        let changed = databases.fence.changes > changesBefore
         let rule = Dispatcher.effectRules[command.id]
         if !feed.handled {
             switch rule {

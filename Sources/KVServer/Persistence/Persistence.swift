@@ -39,6 +39,8 @@ final class Persistence {
     /// When the BGSAVE in progress started (monotonic ms), and the change
     /// count then; nil when none is in progress.
     private var running: (started: Int64, changes: Int, unix: Int64)?
+    /// FLUSHALL saved over the running BGSAVE: its result changes nothing.
+    private var discardRunning = false
     /// BGSAVE SCHEDULE asked for one while another was running.
     private(set) var scheduled = false
     /// When the last BGSAVE attempt started (Unix s): after a failure,
@@ -97,6 +99,18 @@ final class Persistence {
         }
     }
 
+    /// FLUSHALL, with save points set: the emptied dataset is saved now, as
+    /// Redis's flushAllDataAndResetRDB does, so a restart does not bring
+    /// the flushed keys back from the last file. A BGSAVE running is
+    /// discarded (Redis kills its child): its file lands first (the save
+    /// thread runs one write at a time), this one over it, and its result
+    /// changes nothing when it comes back.
+    func saveAfterFlush(_ databases: Databases) {
+        guard file != nil, !savePoints.isEmpty else { return }
+        if running != nil { discardRunning = true }
+        _ = saveNow(databases)
+    }
+
     /// BGSAVE: takes the view and hands it to the save thread; the result
     /// comes back through `owner` (nil: no loop to come back to; then it
     /// is written here and now). Fails when a save is running already.
@@ -131,6 +145,10 @@ final class Persistence {
         databases.fence.close()
         guard let run = running else { return }
         running = nil
+        if discardRunning {
+            discardRunning = false
+            return log("Background saving terminated: discarded by FLUSHALL")
+        }
         lastBackgroundSaveSeconds = Int((monotonicMilliseconds() - run.started + 500) / 1000)
         switch result {
         case .success:

@@ -800,14 +800,8 @@ struct JobBuffer {
         capacity = newCapacity
     }
 
-    /// Moves job `index` out (each job is taken once, in order, by the loop).
-    @inline(__always)
-    func take(_ index: Int) -> Job {
-        (base.unsafelyUnwrapped + index).move()
-    }
-
-    /// Job `index`, run where it lies (`Job.run`): as `take`, it is no
-    /// longer the buffer's.
+    /// Job `index`, to run where it lies (`Job.run`; each job is run once,
+    /// in order, by the loop): it is then no longer the buffer's.
     @inline(__always)
     func slot(_ index: Int) -> UnsafeMutablePointer<Job> {
         base.unsafelyUnwrapped + index

@@ -125,8 +125,8 @@ struct InvocationRecordPool: Equatable, @unchecked Sendable {
     }
 
     /// The giving loop's thread: keeps `record`, which has run, holds no
-    /// target and no arguments, and whose only other reference is the job
-    /// that ran it, released before anything is published (see above).
+    /// target and no arguments, and whose one reference, the job's that ran
+    /// it, becomes the pool's (the job is forgotten: see above).
     /// False: the pool is full, and the caller keeps the reference.
     func give(_ record: Unmanaged<InvocationRecord>) -> Bool {
         let side = loopSide
@@ -153,7 +153,7 @@ struct InvocationRecordPool: Equatable, @unchecked Sendable {
         var taken = shared.pointee.taken.load(ordering: .acquiring)
         while true {
             // Acquiring: the record's cell and everything the loop wrote to
-            // the record (and the job's release of it) come before.
+            // the record come before.
             let given = shared.pointee.given.load(ordering: .acquiring)
             guard given > taken, given - taken > Self.lag else { return nil }
             // Read before the exchange: once `taken` moves past it, the loop
