@@ -136,12 +136,9 @@ import Testing
     // a database with itself is one, as in Redis.
     @Test func saveIsNotLoggedAndASwapOfADatabaseWithItselfIs() throws {
         let dispatcher = logging()
-        var template = Array("/tmp/kvd-aof-save-XXXXXX".utf8CString)
-        let directory = String(cString: try #require(mkdtemp(&template)))
-        defer {
-            unlink(directory + "/dump.rdb")
-            rmdir(directory)
-        }
+        let snapshots = try SnapshotDirectory()
+        defer { snapshots.remove() }
+        let directory = snapshots.path
         dispatcher.persistence.file = SnapshotFile(directory: directory, name: "dump.rdb")
         run(dispatcher, "SET", "a", "1")
         #expect(run(dispatcher, "SAVE") == "+OK\r\n")

@@ -180,12 +180,9 @@ import Testing
         run(source, "SET", "huge", String(repeating: "z", count: 2_500_000))
         let bytes = try image(source.databases)
         #expect(bytes.count > 5 << 20)
-        var template = Array("/tmp/kvd-refill-XXXXXX".utf8CString)
-        let directory = String(cString: try #require(mkdtemp(&template)))
-        defer {
-            unlink(directory + "/dump.rdb")
-            rmdir(directory)
-        }
+        let snapshots = try SnapshotDirectory()
+        defer { snapshots.remove() }
+        let directory = snapshots.path
         func write(_ bytes: [UInt8]) {
             let fd = open(directory + "/dump.rdb", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
@@ -220,12 +217,9 @@ import Testing
     // holds the keys flushed.
     @Test func flushAllWithSavePointsSavesTheEmptiedDatasetAsRedisDoes() throws {
         let dispatcher = connected()
-        var template = Array("/tmp/kvd-persistence-XXXXXX".utf8CString)
-        let directory = String(cString: try #require(mkdtemp(&template)))
-        defer {
-            unlink(directory + "/dump.rdb")
-            rmdir(directory)
-        }
+        let snapshots = try SnapshotDirectory()
+        defer { snapshots.remove() }
+        let directory = snapshots.path
         let file = SnapshotFile(directory: directory, name: "dump.rdb")
         dispatcher.persistence.file = file
         fill(dispatcher)
@@ -243,12 +237,9 @@ import Testing
     @Test func saveBackgroundSaveAndLastSaveAnswerAsRedis() throws {
         let dispatcher = connected()
         #expect(run(dispatcher, "SAVE").hasPrefix("-ERR snapshots are off"))
-        var template = Array("/tmp/kvd-persistence-XXXXXX".utf8CString)
-        let directory = String(cString: try #require(mkdtemp(&template)))
-        defer {
-            unlink(directory + "/dump.rdb")
-            rmdir(directory)
-        }
+        let snapshots = try SnapshotDirectory()
+        defer { snapshots.remove() }
+        let directory = snapshots.path
         dispatcher.persistence.file = SnapshotFile(directory: directory, name: "dump.rdb")
         fill(dispatcher)
         #expect(run(dispatcher, "SAVE") == "+OK\r\n")
