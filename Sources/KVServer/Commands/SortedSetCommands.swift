@@ -196,31 +196,57 @@ func byScore(
     }
 }
 
-/// Like `byScore`, over a lexicographic range.
+/// Like `byScore`, over a lexicographic range. Among different scores the
+/// answer is Redis's, though its docs leave it unspecified: nothing unless
+/// the last member is at least the minimum and the first at most the
+/// maximum; then where the range starts is found in a listpack (a small
+/// set) by scanning from its first member (its last, reversed) for the
+/// first on the range's side of the bound, and in a skiplist by descending
+/// it, as kvd does for every large set (where Redis's answer depends on its
+/// nodes' random levels).
 func byLex(_ sortedSet: SortedSetValue, _ range: LexRange, reverse: Bool, offset: Int, limit: Int) -> [SkipList.Node] {
     guard !range.isEmpty, offset >= 0 else { return [] }
-    var node =
-        reverse
-        ? sortedSet.order.last { !range.isBelowMax($0.memberBytes) }
-        : sortedSet.order.first { !range.isAboveMin($0.memberBytes) }
+    // Redis's zslIsInLexRange and zzlIsInLexRange first: nothing unless the
+    // last member is on the minimum's side and the first on the maximum's.
+    guard let first = sortedSet.order.first, let last = sortedSet.order.tail,
+        range.isAboveMin(last.memberBytes), range.isBelowMax(first.memberBytes)
+    else { return [] }
+    var node: SkipList.Node?
+    if sortedSet.isCompact {
+        node = reverse ? sortedSet.order.tail : sortedSet.order.first
+        while let current = node,
+            reverse ? !range.isBelowMax(current.memberBytes) : !range.isAboveMin(current.memberBytes)
+        {
+            node = reverse ? current.backward : current.next
+        }
+    } else {
+        node =
+            reverse
+            ? sortedSet.order.last { !range.isBelowMax($0.memberBytes) }
+            : sortedSet.order.first { !range.isAboveMin($0.memberBytes) }
+    }
     return walk(&node, reverse: reverse, offset: offset, limit: limit) {
         reverse ? range.isAboveMin($0.memberBytes) : range.isBelowMax($0.memberBytes)
     }
 }
 
-/// From `node`, in the direction asked, while `inRange`: skips `offset`,
-/// then collects up to `limit` (negative: no limit).
+/// From `node` (nothing unless it is in range), in the direction asked:
+/// skips `offset`, then collects while `inRange`, up to `limit` (negative:
+/// no limit). As Redis, the skipped members are not checked: in score
+/// order it makes no difference, among different scores in a lexicographic
+/// range it does.
 private func walk(
     _ node: inout SkipList.Node?, reverse: Bool, offset: Int, limit: Int, inRange: (SkipList.Node) -> Bool
 ) -> [SkipList.Node] {
+    guard let first = node, inRange(first) else { return [] }
     var skipped = 0
+    while let current = node, skipped < offset {
+        skipped += 1
+        node = reverse ? current.backward : current.next
+    }
     var result: [SkipList.Node] = []
     while let current = node, inRange(current), limit < 0 || result.count < limit {
-        if skipped < offset {
-            skipped += 1
-        } else {
-            result.append(current)
-        }
+        result.append(current)
         node = reverse ? current.backward : current.next
     }
     return result
