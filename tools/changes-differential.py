@@ -230,7 +230,13 @@ with redis_and_kvd(KVD, SEED, "changes-differential") as differential:
             pusher.send(["DEL", "q", "z", "d"])
             before = changes(pusher)
             parked.socket.sendall(encode(block))
-            time.sleep(0.05)
+            # Pushed only once the client is parked (else its command
+            # would pop at once, not be served), within a bounded wait.
+            deadline = time.monotonic() + 10
+            while b"blocked_clients:1\r\n" not in pusher.send(["INFO", "clients"]):
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"FAIL: {' '.join(block)} was not parked within 10 s on port {port}")
+                time.sleep(0.001)
             pusher.send(push)
             served = parked.reply()
             counted.append((changes(pusher) - before, served))
