@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """kvd against a real redis-server in the same run, with redis-benchmark.
 
-Three servers, started once and measured in alternating rounds (the order
-rotates every round, so drift on a shared machine hits each one alike):
-kvd with --io-threads 0 (I/O on the core loop), kvd with --io-threads 1 (I/O
-on a loop of its own, one hop to the core and back) and redis-server 7.
+Three servers, started once: kvd with --io-threads 0 (I/O on the core
+loop), kvd with --io-threads 1 (I/O on a loop of its own, one hop to the core
+and back) and redis-server 7. Each test runs on the three servers one right
+after the other (a few seconds apart, in an order that rotates every round),
+so that a moment of a shared machine (its speed moved by 1.5-2x within a
+minute here) falls on the three alike; a round that ran each server's tests
+all together left one server a whole minute of its own moment.
 
-Each round runs, for each server:
+Each round runs, on each server:
   -c 50  -P 1   SET GET INCR MSET (10 keys)
   -c 50  -P 16  SET GET INCR MSET (10 keys)
   -c 200 -P 1   SET GET INCR
@@ -22,7 +25,8 @@ report also gives the CPU the server spent per request (every thread and
 reaped child, from /proc; LRANGE's includes its LPUSH fill, marked *) and
 how busy the client's one thread was (its CPU over the run's wall time:
 near 1.0, the client set the pace, not the server). The report
-is the median of the rounds for each figure; the raw lines go to
+is the median of the rounds for each figure, and each kvd's ratio to
+redis-server in every round (paired: the same test, seconds apart); the raw lines go to
 bench/kvd-latest.txt (bench/kvd-collections-latest.txt). Not part of CI:
 only same-run ratios mean anything. BENCH_PORT moves the three ports
 (default 6390, 6391, 6392).
@@ -152,17 +156,19 @@ def main():
         with open(RAW, "w") as raw:
             for round_index in range(ROUNDS):
                 order = SERVERS[round_index % len(SERVERS):] + SERVERS[:round_index % len(SERVERS)]
-                for name, port, _ in order:
-                    for clients, pipeline, tests, extra, suffix in SHAPES:
-                        for test, rps, p50, p99, server_us, client_busy in run_shape(
-                                pids[name], port, clients, pipeline, tests, extra):
-                            test += suffix
-                            raw.write(f"{name} c={clients} P={pipeline} {test.replace(' ', '_')} "
-                                      f"rps={rps:.0f} p50_ms={p50} p99_ms={p99} "
-                                      f"server_cpu_us_per_request={server_us:.3f} client_busy={client_busy:.2f}\n")
-                            results.setdefault((test, clients, pipeline), {}).setdefault(name, []).append(
-                                (rps, p50, p99, server_us, client_busy))
-                raw.flush()
+                for clients, pipeline, tests, extra, suffix in SHAPES:
+                    for one_test in tests.split(","):
+                        for name, port, _ in order:
+                            for test, rps, p50, p99, server_us, client_busy in run_shape(
+                                    pids[name], port, clients, pipeline, one_test, extra):
+                                test += suffix
+                                raw.write(f"{name} c={clients} P={pipeline} {test.replace(' ', '_')} "
+                                          f"rps={rps:.0f} p50_ms={p50} p99_ms={p99} "
+                                          f"server_cpu_us_per_request={server_us:.3f} "
+                                          f"client_busy={client_busy:.2f} round={round_index + 1}\n")
+                                results.setdefault((test, clients, pipeline), {}).setdefault(name, []).append(
+                                    (rps, p50, p99, server_us, client_busy))
+                        raw.flush()
     finally:
         for process in processes:
             process.terminate()
@@ -175,13 +181,15 @@ def report(results):
     def median(values, index):
         return statistics.median(v[index] for v in values)
 
-    print(f"{os.cpu_count()} cores; redis-benchmark, same run, medians of {ROUNDS} alternating rounds; "
+    print(f"{os.cpu_count()} cores; redis-benchmark, same run, medians of {ROUNDS} rounds (each test on the "
+          "three servers back to back, in an order rotating per round); "
           f"kvd-io0 = `--io-threads 0`, kvd-io1 = `--io-threads 1`")
     print()
     print("| test | -c | -P | kvd-io0 req/s | kvd-io1 req/s | redis req/s | io0 / redis | io1 / redis "
+          "| io0 / redis each round | io0 p99 / redis p99 each round "
           "| p50 ms io0 / io1 / redis | p99 ms io0 / io1 / redis | server CPU us/request io0 / io1 / redis "
           "| client busy io0 / io1 / redis |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (test, clients, pipeline), by in sorted(results.items(), key=lambda r: (r[0][2], r[0][1], r[0][0])):
         if not all(name in by for name, _, _ in SERVERS):
             continue
@@ -191,9 +199,13 @@ def report(results):
         cpu = " / ".join(f"{median(by[name], 3):.2f}" for name, _, _ in SERVERS) + (
             " *" if test.startswith("LRANGE") else "")
         busy = " / ".join(f"{median(by[name], 4):.2f}" for name, _, _ in SERVERS)
+        # Round by round: the same test on both servers, seconds apart.
+        pairs = list(zip(by["kvd-io0"], by["redis"]))
+        each = ", ".join(f"{kvd[0] / redis[0]:.2f}" for kvd, redis in pairs)
+        each_p99 = ", ".join(f"{kvd[2] / redis[2]:.2f}" if redis[2] else "-" for kvd, redis in pairs)
         print(f"| {test} | {clients} | {pipeline} | {rps['kvd-io0']:,.0f} | {rps['kvd-io1']:,.0f} | "
               f"{rps['redis']:,.0f} | {rps['kvd-io0'] / rps['redis']:.2f}x | {rps['kvd-io1'] / rps['redis']:.2f}x "
-              f"| {p50} | {p99} | {cpu} | {busy} |")
+              f"| {each} | {each_p99} | {p50} | {p99} | {cpu} | {busy} |")
     if any(test.startswith("LRANGE") for test, _, _ in results):
         print()
         print("\\* redis-benchmark fills LRANGE's list with as many LPUSHes first: their CPU is counted in.")
