@@ -160,6 +160,99 @@ import Testing
         #expect(hash.count == 1_000 && copy.count == 1_000)
     }
 
+    /// A compact hash (its pairs packed in one buffer) against a plain
+    /// array of pairs, through random sets of new and present fields with
+    /// values of every length (empty, the same length, longer and shorter,
+    /// past 254 bytes, where a length takes five bytes), removals and
+    /// copies; every read (value, position, in order, reader) at each step.
+    @Test func aCompactHashMatchesAnArrayOfPairsThroughEveryChange() {
+        let wide = EncodingLimits()
+        wide.hashValue = 400
+        wide.hashEntries = 64
+        var generator = SystemRandomNumberGenerator()
+        var hash = HashValue()
+        var model: [(field: [UInt8], value: [UInt8])] = []
+        var copies: [(HashValue, [(field: [UInt8], value: [UInt8])])] = []
+        var mismatches: [String] = []
+        func bytes(_ count: Int, _ seed: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &+ seed) } }
+        func check(_ hash: HashValue, _ model: [(field: [UInt8], value: [UInt8])], _ step: Int) {
+            var inOrder: [([UInt8], [UInt8])] = []
+            hash.forEachEntry { field, value in
+                inOrder.append((Array(field), Array(value)))
+                return true
+            }
+            let reader = hash.reader()
+            let same =
+                hash.count == model.count && hash.isCompact
+                && inOrder.elementsEqual(model, by: { $0.0 == $1.field && $0.1 == $1.value })
+                && model.indices.allSatisfy { position in
+                    Array(hash.entry(at: position).field) == model[position].field
+                        && Array(reader[position].value) == model[position].value
+                        && model[position].field.withUnsafeBytes { hash.value(of: $0).map(Array.init) }
+                            == model[position].value
+                }
+            if !same { mismatches.append("step \(step): \(hash.count) pairs against \(model.count)") }
+        }
+        for step in 0..<4_000 {
+            let field = Array("f\(Int.random(in: 0..<40, using: &generator))".utf8)
+            let length = [0, 1, 3, 8, 60, 254, 255, 256, 400].randomElement(using: &generator)!
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<6:
+                let value = bytes(length, step)
+                let isNew = hash.set(field, value, wide)
+                if let place = model.firstIndex(where: { $0.field == field }) {
+                    model[place].value = value
+                    if isNew { mismatches.append("step \(step): a present field set as new") }
+                } else {
+                    model.append((field, value))
+                    if !isNew { mismatches.append("step \(step): a new field set as present") }
+                }
+            case 6..<9:
+                let removed = field.withUnsafeBytes { hash.remove($0) }
+                if let place = model.firstIndex(where: { $0.field == field }) {
+                    model.remove(at: place)
+                    if !removed { mismatches.append("step \(step): a present field not removed") }
+                } else if removed {
+                    mismatches.append("step \(step): an absent field removed")
+                }
+            default:
+                // A copy keeps what it was given while the original changes
+                // (a snapshot's view), and the original keeps its own while
+                // the copy changes.
+                let copy = hash.copy()
+                copies.append((copy, model))
+                if Bool.random(using: &generator) {
+                    swap(&hash, &copies[copies.count - 1].0)
+                }
+            }
+            check(hash, model, step)
+        }
+        for (copy, expected) in copies.suffix(20) { check(copy, expected, -1) }
+        let firstMismatches = Array(mismatches.prefix(5))
+        #expect(firstMismatches.isEmpty)
+    }
+
+    /// Becoming a hashtable keeps a compact hash's pairs and their order,
+    /// and a copy taken before stays compact with its own.
+    @Test func aCompactHashBecomesATableWithItsPairsInOrder() {
+        let hash = HashValue()
+        for field in 0..<limits.hashEntries { hash.set(Array("f\(field)".utf8), Array("v\(field)".utf8), limits) }
+        let copy = hash.copy()
+        hash.set(Array("f7".utf8), Array("same".utf8), limits)  // a present field: still compact
+        #expect(hash.isCompact)
+        hash.set(Array("one more".utf8), Array("x".utf8), limits)
+        #expect(!hash.isCompact && copy.isCompact)
+        var fields: [String] = []
+        hash.forEachEntry { field, _ in
+            fields.append(String(decoding: field, as: UTF8.self))
+            return true
+        }
+        #expect(fields == (0..<limits.hashEntries).map { "f\($0)" } + ["one more"])
+        #expect(Array("f7".utf8).withUnsafeBytes { hash.value(of: $0).map(Array.init) } == Array("same".utf8))
+        #expect(Array("f7".utf8).withUnsafeBytes { copy.value(of: $0).map(Array.init) } == Array("v7".utf8))
+        #expect(copy.count == limits.hashEntries)
+    }
+
     @Test func anIntsetStaysSortedUntilAMemberIsNotAnInteger() {
         let set = SetValue()
         for member in ["10", "-5", "3", "3", "0"] { set.add(Array(member.utf8), limits) }

@@ -80,11 +80,13 @@ private func hgetall(_ ks: Keyspace, _ r: Request, fields: Bool, values: Bool, _
     let count = found?.count ?? 0
     if fields && values { out.mapHeader(count) } else { out.arrayHeader(count) }
     guard let hash = found else { return }
-    for position in 0..<count {
-        if out.passedLimit(at: position) { return }
-        let (field, value) = hash.entry(at: position)
+    var position = 0
+    hash.forEachEntry { field, value in
+        if out.passedLimit(at: position) { return false }
         if fields { out.bulk(field) }
         if values { out.bulk(value) }
+        position += 1
+        return true
     }
 }
 
@@ -138,8 +140,9 @@ private func hrandfield(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) 
     guard let (requested, withValues) = randomCount(r, "withvalues", &out) else { return }
     guard let found = ks.lookupHash(r.raw(1), &out) else { return }
     guard let hash = found, requested != 0 else { return out.arrayHeader(0) }
+    let entries = hash.reader()
     func reply(_ position: Int, _ out: inout ReplyWriter) {
-        let (field, value) = hash.entry(at: position)
+        let (field, value) = entries[position]
         if withValues && out.resp3 { out.arrayHeader(2) }
         out.bulk(field)
         if withValues { out.bulk(value) }
@@ -209,7 +212,8 @@ private func hscan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let found = ks.lookupHash(r.raw(1), &out) else { return }
     guard let hash = found else { return out.emptyScan() }
     let (next, positions) = scan.step(total: hash.count, whole: hash.isCompact)
-    let entries = positions.map { hash.entry(at: $0) }.filter { scan.matches($0.field) }
+    let reader = hash.reader()
+    let entries = positions.map { reader[$0] }.filter { scan.matches($0.field) }
     out.arrayHeader(2)
     out.bulk(decimalBytes(next))
     out.arrayHeader(entries.count * 2)

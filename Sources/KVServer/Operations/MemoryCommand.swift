@@ -199,9 +199,12 @@ private func memoryEstimate(key: UnsafeRawBufferPointer, _ entry: Keyspace.Entry
     var total = keyOverhead + key.count + entry.value.capacity
     switch entry.collection {
     case .hash(let hash):
+        let entries = hash.reader()
+        // A compact hash's pair costs its bytes and its two lengths.
+        let overhead = hash.isCompact ? 2 : 2 * elementOverhead
         total += scaled(hash.count) {
-            let (field, value) = hash.entry(at: $0)
-            return 2 * elementOverhead + field.count + value.count
+            let (field, value) = entries[$0]
+            return overhead + field.count + value.count
         }
     case .set(let set):
         total += scaled(set.count) { elementOverhead + set[$0].count }

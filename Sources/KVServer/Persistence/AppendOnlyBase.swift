@@ -48,9 +48,9 @@ enum AppendOnlyBase {
             for index in 0..<set.count { items.append(set[index]) }
         case .hash(let hash):
             verb = "HSET"
-            for index in 0..<hash.count {
-                let (field, value) = hash.entry(at: index)
+            hash.forEachEntry { field, value in
                 items += [Array(field), Array(value)]
+                return true
             }
         case .sortedSet(let sortedSet):
             verb = "ZADD"

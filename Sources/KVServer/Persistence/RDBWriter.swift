@@ -83,10 +83,10 @@ enum RDBWriter {
             for index in 0..<set.count { try string(out, set[index]) }
         case .hash(let hash):
             try length(out, hash.count)
-            for index in 0..<hash.count {
-                let (field, value) = hash.entry(at: index)
+            try hash.forEachEntry { field, value in
                 try string(out, field)
                 try string(out, value)
+                return true
             }
         case .sortedSet(let sortedSet):
             try length(out, sortedSet.count)

@@ -1,11 +1,12 @@
 // EncodingLimits.swift: Redis's thresholds between a collection's small
 // and large encodings (hash-max-listpack-entries and -value,
-// set-max-intset-entries), which CONFIG SET changes at run time. kvd's
-// collections have one layout whatever their size (Storage/Types/), so
-// these decide only what OBJECT ENCODING reports, and with it the order a
-// small hash or set keeps (insertion order, numeric order), as Redis's
-// conversions do. Shared by a dispatcher's databases, on the core loop
-// only, like the clock.
+// set-max-intset-entries), which CONFIG SET changes at run time. A hash
+// under them is packed in one buffer, as Redis's listpack (HashValue);
+// kvd's other collections have one layout whatever their size
+// (Storage/Types/), so for them these decide only what OBJECT ENCODING
+// reports, and with it the order a small set or sorted set keeps
+// (numeric order, insertion order), as Redis's conversions do. Shared by
+// a dispatcher's databases, on the core loop only, like the clock.
 
 /// The encoding thresholds, with Redis 7.0's defaults (its built-in ones,
 /// as redis-server runs without a configuration file: 512 hash entries,
