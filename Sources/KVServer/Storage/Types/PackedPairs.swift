@@ -11,7 +11,9 @@
 //
 // Finding a field is a scan, as in a listpack: a compact hash is small by
 // definition (EncodingLimits), and HashValue leaves this form, for good,
-// once it is not. Reads never write: a snapshot's thread may read the
+// once it is not. As in Redis, an operator who raises
+// hash-max-listpack-entries into the thousands makes each write to such a
+// hash a scan of that many pairs. Reads never write: a snapshot's thread may read the
 // same buffer (a copy shares it until either changes; a change to a
 // shared buffer writes a new one).
 //
