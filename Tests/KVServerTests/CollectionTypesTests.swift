@@ -163,13 +163,15 @@ import Testing
     /// A compact hash (its pairs packed in one buffer) against a plain
     /// array of pairs, through random sets of new and present fields with
     /// values of every length (empty, the same length, longer and shorter,
-    /// past 254 bytes, where a length takes five bytes), removals and
-    /// copies; every read (value, position, in order, reader) at each step.
-    @Test func aCompactHashMatchesAnArrayOfPairsThroughEveryChange() {
+    /// past 254 bytes, where a length takes five bytes; fields too),
+    /// removals and copies; every read (value, position, in order,
+    /// reader) at each step.
+    @Test(arguments: [1, 2, 3])
+    func aCompactHashMatchesAnArrayOfPairsThroughEveryChange(seed: UInt64) {
         let wide = EncodingLimits()
         wide.hashValue = 400
         wide.hashEntries = 64
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: seed)
         var hash = HashValue()
         var model: [(field: [UInt8], value: [UInt8])] = []
         var copies: [(HashValue, [(field: [UInt8], value: [UInt8])])] = []
@@ -194,7 +196,9 @@ import Testing
             if !same { mismatches.append("step \(step): \(hash.count) pairs against \(model.count)") }
         }
         for step in 0..<4_000 {
-            let field = Array("f\(Int.random(in: 0..<40, using: &generator))".utf8)
+            let name = Int.random(in: 0..<40, using: &generator)
+            // A few fields past 254 bytes, so that a field's length takes five bytes too.
+            let field = Array("f\(name)".utf8) + (name % 13 == 0 ? [UInt8](repeating: 0x66, count: 254 + name % 3) : [])
             let length = [0, 1, 3, 8, 60, 254, 255, 256, 400].randomElement(using: &generator)!
             switch Int.random(in: 0..<10, using: &generator) {
             case 0..<6:
@@ -251,6 +255,28 @@ import Testing
         #expect(Array("f7".utf8).withUnsafeBytes { hash.value(of: $0).map(Array.init) } == Array("same".utf8))
         #expect(Array("f7".utf8).withUnsafeBytes { copy.value(of: $0).map(Array.init) } == Array("v7".utf8))
         #expect(copy.count == limits.hashEntries)
+        // A value past hash-max-listpack-value on a present field converts too.
+        let small = HashValue()
+        small.set(Array("a".utf8), Array("1".utf8), limits)
+        small.set(Array("b".utf8), Array("2".utf8), limits)
+        small.set(Array("a".utf8), [UInt8](repeating: 65, count: limits.hashValue + 1), limits)
+        #expect(!small.isCompact && small.count == 2)
+        #expect(String(decoding: small.entry(at: 1).field, as: UTF8.self) == "b")
+    }
+
+    /// A snapshot's hash loads in its order, packed when within the limits,
+    /// and a field that comes twice is refused, packed or not.
+    @Test func aLoadedHashKeepsItsOrderAndRefusesARepeatedField() {
+        let pairs = (0..<100).flatMap { [Array("f\(99 - $0)".utf8), Array("v\($0)".utf8)] }
+        let loaded = HashValue.loading(pairs, limits)
+        #expect(loaded?.isCompact == true)
+        #expect(
+            loaded.map { (0..<$0.count).map { loaded!.entry(at: $0).field }.map(Array.init) }
+                == stride(from: 0, to: pairs.count, by: 2).map { pairs[$0] })
+        #expect(HashValue.loading(pairs + [Array("f5".utf8), []], limits) == nil)
+        let many = (0...limits.hashEntries).flatMap { [Array("f\($0)".utf8), []] }
+        #expect(HashValue.loading(many, limits)?.isCompact == false)
+        #expect(HashValue.loading(many + [Array("f0".utf8), []], limits) == nil)
     }
 
     @Test func anIntsetStaysSortedUntilAMemberIsNotAnInteger() {

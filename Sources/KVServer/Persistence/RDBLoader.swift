@@ -263,11 +263,7 @@ enum RDBLoader {
         -> Value
     {
         guard !elements.isEmpty else { return .empty }
-        let hash = HashValue()
-        for index in stride(from: 0, to: elements.count, by: 2) {
-            hash.set(elements[index], elements[index + 1], limits)
-        }
-        guard hash.count * 2 == elements.count else { throw corrupt("hash (a field twice)", key) }
+        guard let hash = HashValue.loading(elements, limits) else { throw corrupt("hash (a field twice)", key) }
         return .collection(.hash(hash))
     }
 

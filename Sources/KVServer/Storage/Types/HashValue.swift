@@ -33,11 +33,20 @@ final class HashValue {
         return fields.position(of: field).map { fields.members[$0].value }
     }
 
-    /// Sets `field` to `value`; true when the field is new.
+    /// Most bytes a compact hash's buffer holds, whatever the limits say:
+    /// Redis's listpack stops at 1 GiB too (`lpSafeToAdd`), and each change
+    /// of a value's length moves what follows it.
+    static let packedByteLimit = 1 << 30
+
+    /// Sets `field` to `value`; true when the field is new. Neither may
+    /// point into this hash (a change moves or frees its bytes); commands
+    /// pass a request's bytes.
     @discardableResult
     func set(_ field: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ limits: EncodingLimits) -> Bool {
         if isCompact {
-            if field.count > limits.hashValue || value.count > limits.hashValue {
+            if field.count > limits.hashValue || value.count > limits.hashValue
+                || packed.byteCount + PackedPairs.encodedSize(field.count, value.count) > HashValue.packedByteLimit
+            {
                 unpack()
             } else if let offset = packed.offset(of: field) {
                 packed.replaceValue(atOffset: offset, with: value)
@@ -68,6 +77,37 @@ final class HashValue {
     @discardableResult
     func set(_ field: [UInt8], _ value: [UInt8], _ limits: EncodingLimits) -> Bool {
         field.withUnsafeBytes { field in value.withUnsafeBytes { value in set(field, value, limits) } }
+    }
+
+    /// A hash of `pairs` (fields then values, as a snapshot holds them),
+    /// nil when a field comes twice. Within the limits the pairs are
+    /// appended as they come, with no search (the fields are checked for
+    /// repeats apart), so loading a compact hash is linear, not a scan per
+    /// pair.
+    static func loading(_ pairs: [[UInt8]], _ limits: EncodingLimits) -> HashValue? {
+        let hash = HashValue()
+        let count = pairs.count / 2
+        var bytes = 0
+        var fits = count <= limits.hashEntries
+        for index in stride(from: 0, to: pairs.count, by: 2) where fits {
+            let (field, value) = (pairs[index], pairs[index + 1])
+            bytes += PackedPairs.encodedSize(field.count, value.count)
+            fits = field.count <= limits.hashValue && value.count <= limits.hashValue && bytes <= packedByteLimit
+        }
+        if fits {
+            var fields = Set<[UInt8]>(minimumCapacity: count)
+            for index in stride(from: 0, to: pairs.count, by: 2) {
+                guard fields.insert(pairs[index]).inserted else { return nil }
+                pairs[index].withUnsafeBytes { field in
+                    pairs[index + 1].withUnsafeBytes { value in hash.packed.append(field, value) }
+                }
+            }
+            return hash
+        }
+        for index in stride(from: 0, to: pairs.count, by: 2) {
+            guard hash.set(pairs[index], pairs[index + 1], limits) else { return nil }
+        }
+        return hash
     }
 
     /// Removes `field`; true when it was there.

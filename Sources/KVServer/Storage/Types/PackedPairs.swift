@@ -12,8 +12,8 @@
 // Finding a field is a scan, as in a listpack: a compact hash is small by
 // definition (EncodingLimits), and HashValue leaves this form, for good,
 // once it is not. As in Redis, an operator who raises
-// hash-max-listpack-entries into the thousands makes each write to such a
-// hash a scan of that many pairs. Reads never write: a snapshot's thread may read the
+// hash-max-listpack-entries into the thousands makes each read and write
+// of such a hash a scan of that many pairs (a load appends without one). Reads never write: a snapshot's thread may read the
 // same buffer (a copy shares it until either changes; a change to a
 // shared buffer writes a new one).
 //
@@ -115,6 +115,24 @@ struct PackedPairs {
             // Same length (a counter's next value, mostly): written over.
             if let source = value.baseAddress {
                 UnsafeMutableRawPointer(mutating: old.baseAddress!).copyMemory(from: source, byteCount: value.count)
+            }
+            return
+        }
+        let used = byteCount
+        let newUsed = used - old.count + value.count
+        if PackedPairs.lengthSize(old.count) == PackedPairs.lengthSize(value.count),
+            isKnownUniquelyReferenced(&storage), let current = storage,
+            newUsed <= current.capacity, current.capacity <= 2 * newUsed + 64
+        {
+            // Another length in the same room (HINCRBY from 9 to 10): the
+            // pairs after it move, the field stays where it is.
+            let valueAt = UnsafeMutableRawPointer(mutating: old.baseAddress!)
+            (valueAt + value.count).copyMemory(from: valueAt + old.count, byteCount: used - next)
+            if let source = value.baseAddress { valueAt.copyMemory(from: source, byteCount: value.count) }
+            var at = offset + PackedPairs.lengthSize(field.count)
+            current.withUnsafeMutablePointers { header, base in
+                PackedPairs.writeLength(value.count, UnsafeMutableRawPointer(base), &at)
+                header.pointee.used = newUsed
             }
             return
         }
