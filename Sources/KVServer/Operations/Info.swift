@@ -127,9 +127,11 @@ func humanBytes(_ bytes: Int) -> String {
     return fixed(value, 2) + "P"
 }
 
-/// The bytes the allocator has handed out and not had back (glibc's
-/// mallinfo2: small blocks in use plus large mapped ones; a sanitizer's own
-/// count when one replaced the allocator), Redis's used_memory.
+/// The bytes the allocator has handed out and not had back, Redis's
+/// used_memory: counted by kvd's executable as it allocates
+/// (CHeapAccounting), else a sanitizer's own count, else glibc's
+/// mallinfo2 (small blocks in use plus large mapped ones; a walk of the
+/// free lists, for the tests' process only).
 func allocatedBytes() -> Int {
     Int(kvd_allocated_bytes())
 }

@@ -74,7 +74,7 @@ final class MemoryFigures {
 }
 
 /// MEMORY STATS: Redis 7.0's fields in its order. kvd's figures: the
-/// allocator's (glibc's mallinfo2, as INFO's used_memory) and the
+/// heap's (counted by kvd's malloc, as INFO's used_memory) and the
 /// resident size; clients.normal the bytes CLIENT LIST shows queued in and
 /// out; per database (only those with keys, as Redis) its keys' and
 /// expiries' table overhead as MEMORY USAGE estimates it; aof.buffer the
