@@ -32,7 +32,8 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
         .target(name: "KVServer", dependencies: ["MainLoop", "CLua", "CMalloc"], exclude: ["README.md"]),
         // kvd's heap, counted as it is allocated (INFO's used_memory without
-        // walking the allocator's free lists): interposed in kvd only.
+        // walking the allocator's free lists): interposed in kvd's executable
+        // and in the tests' process, which links it.
         .target(name: "CHeapAccounting"),
         .executableTarget(name: "kvd", dependencies: ["KVServer", "CHeapAccounting"]),
         // Counts heap allocations for the benchmark's allocations-per-post figure.

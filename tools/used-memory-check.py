@@ -5,7 +5,8 @@ kvd's executable interposes malloc and its kin (Sources/CHeapAccounting),
 so INFO no longer walks glibc's free lists (tens of milliseconds of the
 core loop on a fragmented heap). This checks the figure against what was
 stored and freed:
-(a) the binary defines its own malloc (the counting is linked in);
+(a) the binary exports its own malloc, free, realloc and calloc, and the
+    counter (the counting is linked in, for glibc's own calls too);
 (b) 16 values of 1 MiB raise used_memory by 16 to 20 MiB;
 (c) deleting them (freed on the reclaiming thread: lazyfree_pending_objects
     falls to 0) brings it back within 1 MiB of where it was, a block freed
@@ -30,18 +31,26 @@ def settled(client):
     """used_memory once the reclaiming thread has freed what it was given (10 s at most)."""
     deadline = time.monotonic() + 10
     while True:
-        used, pending = figures(client)
+        _, pending = figures(client)
         if pending == 0:
-            return used
+            # INFO reads used_memory before the pending count: read again, so
+            # that a value freed between the two reads is not missed.
+            return figures(client)[0]
         if time.monotonic() > deadline:
             raise SystemExit(f"FAIL: {pending} objects still waiting to be freed after 10 s")
         time.sleep(0.05)
 
 
 def main():
-    symbols = subprocess.run(["nm", KVD], capture_output=True, text=True, check=True).stdout
-    if not any(line.split()[-2:] == ["T", "malloc"] for line in symbols.splitlines()):
-        raise SystemExit("FAIL: kvd does not define malloc: its heap is not counted (CHeapAccounting)")
+    symbols = subprocess.run(["nm", "-D", "--defined-only", KVD], capture_output=True, text=True, check=True).stdout
+    exported = {line.split()[-1] for line in symbols.splitlines() if line.split()[-2:-1] == ["T"]}
+    missing = {"malloc", "free", "realloc", "calloc"} - exported
+    static = subprocess.run(["nm", "--defined-only", KVD], capture_output=True, text=True, check=True).stdout
+    if not any(line.split()[-1:] == ["kvd_heap_allocated_bytes"] for line in static.splitlines()):
+        missing.add("kvd_heap_allocated_bytes")
+    if missing:
+        raise SystemExit(f"FAIL: kvd does not define {sorted(missing)} (malloc and its kin exported, for glibc's "
+                         "own calls): its heap is not counted (CHeapAccounting)")
     work = tempfile.mkdtemp(prefix="used-memory-")
     processes = []
     try:

@@ -131,7 +131,7 @@ func humanBytes(_ bytes: Int) -> String {
 /// used_memory: counted by kvd's executable as it allocates
 /// (CHeapAccounting), else a sanitizer's own count, else glibc's
 /// mallinfo2 (small blocks in use plus large mapped ones; a walk of the
-/// free lists, for the tests' process only).
+/// free lists, in kvd-allocations only).
 func allocatedBytes() -> Int {
     Int(kvd_allocated_bytes())
 }
