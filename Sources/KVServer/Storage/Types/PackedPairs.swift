@@ -13,9 +13,10 @@
 // definition (EncodingLimits), and HashValue leaves this form, for good,
 // once it is not. As in Redis, an operator who raises
 // hash-max-listpack-entries into the thousands makes each read and write
-// of such a hash a scan of that many pairs (a load appends without one). Reads never write: a snapshot's thread may read the
-// same buffer (a copy shares it until either changes; a change to a
-// shared buffer writes a new one).
+// of such a hash a scan of that many pairs (a load appends without one).
+// Reads never write: a snapshot's thread may read the same buffer (a copy
+// shares it until either changes; a change to a shared buffer writes a
+// new one).
 //
 // The bytes a read hands out point into the buffer: valid until the pairs
 // change, which is how commands use them (read, reply or copy, then change).
