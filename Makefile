@@ -72,7 +72,9 @@ lint:
 # (tools/changes-differential.py), hashes through their listpack and
 # hashtable forms, DUMP and RESTORE both ways (tools/hash-differential.py),
 # INFO's used_memory against what was stored and freed
-# (tools/used-memory-check.py),
+# (tools/used-memory-check.py), maxmemory's eight policies as Redis's
+# unit/maxmemory checks them, side by side with redis-server
+# (tools/eviction-check.py),
 # the append-only
 # file moved both ways too (tools/aof-interop.py), kill -9 under a write load with the AOF
 # on (tools/aof-kill.py: 0 acknowledged writes lost), Redis 7.0.15's own suite
@@ -95,6 +97,7 @@ test-kvd: py-deps
 	$(BOUND) 300 $(VENV)/bin/python tools/changes-differential.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/hash-differential.py .build/debug/kvd
 	$(BOUND) 120 $(VENV)/bin/python tools/used-memory-check.py .build/debug/kvd
+	$(BOUND) 300 $(VENV)/bin/python tools/eviction-check.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/aof-interop.py .build/debug/kvd
 	$(BOUND) 120 $(VENV)/bin/python tools/aof-kill.py .build/debug/kvd always 3
 	$(BOUND) 120 $(VENV)/bin/python tools/aof-kill.py .build/debug/kvd everysec 3

@@ -46,7 +46,7 @@ UNITS=(unit/protocol unit/quit unit/type/string unit/type/incr unit/keyspace uni
 # keyspace notifications (notify-keyspace-events).
 SKIPS=(--skiptest "/Keyspace notifications")
 # unit/introspection: the tests of features the README lists as absent:
-# eviction (maxmemory, maxmemory-clients), replication
+# client eviction (maxmemory-clients), replication
 # (repl-backlog-size, replicaof/slaveof), listeners that move at run time
 # (CONFIG SET port to another port), and Redis's debugging knob
 # key-load-delay (slow loading, which kvd's DEBUG-less build has no use for).
@@ -67,19 +67,16 @@ LAZYFREE_SKIPS=(
     --skiptest "/^lazy free a stream with"
 )
 # unit/introspection-2: commands kvd lacks (streams' XREAD and XGROUP,
-# MIGRATE, CLUSTER) and OBJECT IDLETIME (kvd keeps no access
-# times).
+# MIGRATE, CLUSTER).
 INTROSPECTION2_SKIPS=(
     --skiptest "/^(XREAD|MIGRATE) command is marked with movablekeys"
     --skiptest "COMMAND GETKEYS XGROUP"
     --skiptest "COMMAND LIST FILTERBY PATTERN - list all commands/subcommands"
-    --skiptest "TOUCH alters the last access time of a key"
-    --skiptest "TTL, TYPE and EXISTS do not alter the last access time of a key"
 )
 # COMPAT_UNITS="unit/a unit/b" runs only those files (a vendored file not
 # in the list above is measured, not gated by make test).
 if [ -n "${COMPAT_UNITS:-}" ]; then read -r -a UNITS <<<"$COMPAT_UNITS"; fi
-TAGS="-needs:debug -needs:repl -needs:config-maxmemory -needs:reset -slow"
+TAGS="-needs:debug -needs:repl -needs:reset -slow"
 
 # The harness listens for its test clients just below --baseport (21111 by
 # default), after probing that port and the one 10000 above it and letting

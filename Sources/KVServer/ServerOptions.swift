@@ -53,6 +53,10 @@ public struct ServerOptions: Sendable {
     public var slowlogSlowerThan = 10_000
     /// Redis's `slowlog-max-len`.
     public var slowlogMaxLength = 128
+    /// Redis's `maxmemory`, in bytes (0: no limit), and `maxmemory-policy`
+    /// (Storage/Eviction/).
+    public var maxmemory = 0
+    public var maxmemoryPolicy = "noeviction"
     /// Redis's `dir`: where the snapshot is loaded from at start and saved
     /// to. nil: no snapshots at all (the library's default, so that tests
     /// never touch the working directory); kvd's command line makes it ".".
@@ -126,6 +130,14 @@ public struct ServerOptions: Sendable {
                              this long (default 10000, as Redis; negative: off)
           --slowlog-max-len N
                              SLOWLOG's length (default 128)
+          --maxmemory SIZE   evict keys (or refuse writes with OOM) while used
+                             memory is over SIZE, in bytes or kb/mb/gb
+                             (default 0: no limit)
+          --maxmemory-policy POLICY
+                             what goes: noeviction (refuse writes), allkeys-lru,
+                             volatile-lru, allkeys-lfu, volatile-lfu,
+                             allkeys-random, volatile-random or volatile-ttl
+                             (default noeviction, as Redis)
           --requirepass PASSWORD
                              clients must AUTH with PASSWORD (user "default")
                              before anything else (default: no password)
@@ -248,6 +260,15 @@ public struct ServerOptions: Sendable {
             case "--slowlog-log-slower-than":
                 options.slowlogSlowerThan = try number("--slowlog-log-slower-than", -1...3_600_000_000)
             case "--slowlog-max-len": options.slowlogMaxLength = try number("--slowlog-max-len", 0...1_000_000)
+            case "--maxmemory": options.maxmemory = try size("--maxmemory", try value("--maxmemory"))
+            case "--maxmemory-policy":
+                let policy = try value("--maxmemory-policy")
+                guard EvictionPolicy(name: Array(policy.utf8)) != nil else {
+                    throw UsageError(
+                        description: "--maxmemory-policy takes "
+                            + EvictionPolicy.allCases.map(\.name).joined(separator: ", ") + "; got '\(policy)'")
+                }
+                options.maxmemoryPolicy = policy
             case "--requirepass":
                 let password = try value("--requirepass")
                 guard !password.isEmpty else {

@@ -214,6 +214,24 @@ import Testing
         }
     }
 
+    /// Writes what `source` logged as `target`'s one increment file, in a
+    /// directory of its own (removed after), and loads it; the keys loaded.
+    private func replay(_ source: Dispatcher, into target: Dispatcher) throws -> Int {
+        var log: [UInt8] = []
+        source.databases.feed.commit()
+        source.databases.feed.take(into: &log)
+        var template = Array("/tmp/kvd-aof-test-XXXXXX".utf8CString)
+        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        defer { _ = system("rm -rf '\(directory)'") }
+        target.appendOnly.directory = directory
+        #expect(mkdir(target.appendOnly.folder, 0o755) == 0)
+        let fd = open(target.appendOnly.path("appendonly.aof.1.incr.aof"), O_WRONLY | O_CREAT, 0o644)
+        #expect(log.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == log.count)
+        close(fd)
+        target.appendOnly.manifest.increments = [.init(name: "appendonly.aof.1.incr.aof", sequence: 1)]
+        return try target.loadAppendOnlyFiles()
+    }
+
     @Test func aReplayedLogRebuildsTheData() throws {
         let source = logging()
         run(source, "RPUSH", "list", "a", "b", "c")
@@ -222,25 +240,43 @@ import Testing
         run(source, "DEL", "gone")
         run(source, "SELECT", "4")
         run(source, "SET", "str", "four", "PX", "100000")
-        var log: [UInt8] = []
-        source.databases.feed.commit()
-        source.databases.feed.take(into: &log)
-
-        var template = Array("/tmp/kvd-aof-test-XXXXXX".utf8CString)
-        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        defer { _ = system("rm -rf '\(directory)'") }
         let target = connected()
-        target.appendOnly.directory = directory
-        #expect(mkdir(target.appendOnly.folder, 0o755) == 0)
-        let fd = open(target.appendOnly.path("appendonly.aof.1.incr.aof"), O_WRONLY | O_CREAT, 0o644)
-        #expect(log.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == log.count)
-        close(fd)
-        target.appendOnly.manifest.increments = [.init(name: "appendonly.aof.1.incr.aof", sequence: 1)]
-        #expect(try target.loadAppendOnlyFiles() == 3)
+        #expect(try replay(source, into: target) == 3)
         #expect(run(target, "LRANGE", "list", "0", "-1") == "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n")
         #expect(run(target, "EXISTS", "gone") == ":0\r\n")
         run(target, "SELECT", "4")
         #expect(run(target, "GET", "str") == "$4\r\nfour\r\n")
         #expect(target.databases[4].lookup(Array("str".utf8), now: .min)?.expiresAt != nil)
+    }
+
+    // What the file holds was accepted once: replaying it over maxmemory
+    // neither refuses (noeviction's OOM) nor evicts, as Redis's loading.
+    // Evictions themselves are logged as DELs, each on its own.
+    @Test func aLogReplaysWholeOverMaxmemoryAndEvictionsAreLoggedAsDeletes() throws {
+        let source = logging()
+        for index in 0..<20 { run(source, "SET", "k\(index)", "v") }
+        run(source, "MULTI")
+        run(source, "SET", "m", "1")
+        run(source, "INCR", "m")
+        run(source, "EXEC")
+        let target = connected()
+        let databases = target.databases
+        target.evictor = Evictor(usedMemory: { databases.keyCount * 100 })
+        databases.memory.maxmemory = 500
+        databases.memory.policy = .allKeysRandom
+        databases.memory.tenacity = 100  // no time limit: a slow machine still evicts all at once
+        #expect(try replay(source, into: target) == 21)
+        #expect(databases.keyCount == 21 && databases[0].lookup(Array("m".utf8), now: 0)?.value == Array("2".utf8))
+        #expect(run(target, "PING") == "+PONG\r\n")
+        // The first command served evicts down to the limit, DEL by DEL.
+        databases.feed.isOn = true
+        #expect(databases.keyCount == 5 && target.evictor.evictedKeys == 16)
+        #expect(run(target, "SET", "new", "1") == "+OK\r\n")  // 5 keys: at the limit, not over
+        #expect(run(target, "SET", "newer", "1") == "+OK\r\n")
+        let logs = logged(target).filter { $0[0] != "SELECT" }
+        #expect(
+            logs.count == 3 && logs[0] == ["SET", "new", "1"] && logs[1][0] == "DEL"
+                && logs[2] == ["SET", "newer", "1"],
+            "\(logs)")
     }
 }

@@ -49,8 +49,8 @@ import Testing
         #expect(output == "round 0: 1 hand-overs\nround 1: 1 hand-overs\npolicy 5\n", "\(output)")
     }
 
-    // INFO's lazyfree_pending_objects: what was handed to the reclaiming
-    // thread and not freed yet. Held up by a loop of the test's own (a
+    // INFO's lazyfree_pending_objects and mem_not_counted_for_evict: what
+    // was handed to the reclaiming thread and not freed yet, and its bytes. Held up by a loop of the test's own (a
     // process of its own: the count is process-wide), a hand-over is
     // pending; let go, it is freed and the count goes back.
     @Test func aBufferHandedOverIsPendingUntilTheReclaimingThreadHasFreedIt() async {
@@ -58,16 +58,20 @@ import Testing
             let loop = try! EventLoop.spawn(name: "held")
             let gate = DispatchSemaphore(value: 0)
             try! loop.post { gate.wait() }
-            let before = (Reclaimer.pending, Reclaimer.reclaimed)
-            Reclaimer.hand(loop, Doomed([UInt8](repeating: 1, count: 4 << 20)))
-            guard Reclaimer.pending == before.0 + 1, Reclaimer.reclaimed == before.1 else { fatalError("not pending") }
+            let before = (Reclaimer.pending, Reclaimer.reclaimed, Reclaimer.pendingBytes)
+            Reclaimer.hand(loop, Doomed([UInt8](repeating: 1, count: 4 << 20)), bytes: 4 << 20)
+            guard Reclaimer.pending == before.0 + 1, Reclaimer.reclaimed == before.1,
+                Reclaimer.pendingBytes == before.2 + 4 << 20
+            else { fatalError("not pending") }
             gate.signal()
             var waited = 0
             while Reclaimer.pending != before.0 && waited < 5_000 {
                 usleep(1_000)
                 waited += 1
             }
-            guard Reclaimer.pending == before.0, Reclaimer.reclaimed == before.1 + 1 else { fatalError("not freed") }
+            guard Reclaimer.pending == before.0, Reclaimer.reclaimed == before.1 + 1,
+                Reclaimer.pendingBytes == before.2
+            else { fatalError("not freed") }
         }
     }
 

@@ -43,6 +43,13 @@ public final class Dispatcher {
     let persistence = Persistence()
     /// The append-only file (Persistence/AppendOnlyFile.swift), when on.
     let appendOnly = AppendOnlyFile()
+    /// Deletes keys while memory is over maxmemory (Dispatcher+Memory.swift);
+    /// a test gives it a count of memory of its own.
+    var evictor = Evictor()
+    /// Memory was over maxmemory, nothing left to evict, as the last
+    /// command to pass the gate started: a script it runs reads it
+    /// (Redis's `pre_command_oom_state`).
+    var scriptOutOfMemory = false
     /// How deep the command under way is nested (EXEC's and a script's
     /// commands run inside it): its effects are committed at depth 0.
     var effectDepth = 0
@@ -118,6 +125,8 @@ public final class Dispatcher {
         self.resetServerStats = resetServerStats
         stats.slowlog.threshold = settings.options.slowlogSlowerThan
         stats.slowlog.maxLength = settings.options.slowlogMaxLength
+        databases.memory.maxmemory = settings.options.maxmemory
+        databases.memory.policy = EvictionPolicy(name: Array(settings.options.maxmemoryPolicy.utf8)) ?? .noEviction
     }
 
     /// Redis's `timeout`: from now on, a client idle for `seconds` is
@@ -286,12 +295,17 @@ public final class Dispatcher {
             out.error("NOAUTH Authentication required.")
             return nil
         }
-        // In Redis's order: no-multi, a failed BGSAVE (MISCONF), then the
+        // In Redis's order: no-multi, maxmemory, a failed BGSAVE (MISCONF), then the
         // monitor and subscribed-context checks, as a request arrives (not
         // inside EXEC).
         if session.transaction != nil && row.pointee.flags.contains(.noMulti) {
             session.transaction!.refused = true
             out.error("ERR Command not allowed inside a transaction")
+            return nil
+        }
+        if databases.memory.maxmemory > 0 && session.id != Dispatcher.replayingClient
+            && refusedForMemory(id, request, session, &out)
+        {
             return nil
         }
         // A failed BGSAVE stops writes (and PING), as Redis's MISCONF does.

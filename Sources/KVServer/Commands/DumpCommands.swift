@@ -15,8 +15,9 @@
 // refuses them in the plain ones, and in the compact ones when it
 // sanitizes). A large payload is decoded on the core, as in Redis: up to
 // `--max-bulk` bytes, with several times that in memory while it is read.
-// IDLETIME and FREQ are checked, then ignored: kvd keeps no access times
-// or frequencies (it does not evict).
+// IDLETIME sets the key's access time under an LRU policy (or none), FREQ
+// its counter under an LFU one; the other is checked and ignored, as in
+// Redis (objectSetLRUOrLFU).
 // A TTL already past stores nothing (and REPLACE has deleted the old
 // value). A stream or a module value, which kvd cannot hold, is refused
 // with an error naming it.
@@ -31,7 +32,8 @@ let dumpCommands: [Command] = [
 
 /// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
 private func restore(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    var replace = false, absolute = false, idleTime = false, frequency = false
+    var replace = false, absolute = false
+    var idleTime: Int?, frequency: Int?
     var index = 4
     while index < r.count {
         let option = r.raw(index)
@@ -40,17 +42,17 @@ private func restore(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
             replace = true
         } else if equalsIgnoringCase(option, "absttl") {
             absolute = true
-        } else if equalsIgnoringCase(option, "idletime") && hasValue && !frequency {
+        } else if equalsIgnoringCase(option, "idletime") && hasValue && frequency == nil {
             guard let seconds = parseInteger(r.raw(index + 1)) else { return out.error(notAnInteger) }
             guard seconds >= 0 else { return out.error("ERR Invalid IDLETIME value, must be >= 0") }
-            idleTime = true
+            idleTime = seconds
             index += 1
-        } else if equalsIgnoringCase(option, "freq") && hasValue && !idleTime {
+        } else if equalsIgnoringCase(option, "freq") && hasValue && idleTime == nil {
             guard let count = parseInteger(r.raw(index + 1)) else { return out.error(notAnInteger) }
             guard (0...255).contains(count) else {
                 return out.error("ERR Invalid FREQ value, must be >= 0 and <= 255")
             }
-            frequency = true
+            frequency = count
             index += 1
         } else {
             return out.error("ERR syntax error")
@@ -88,5 +90,11 @@ private func restore(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     case .collection(let collection): ks.store(key, collection, expiresAt: deadline)
     case .empty: break
     }
+    // A restored key is a new one (Redis deletes what REPLACE replaces and
+    // adds a new object), unless IDLETIME or FREQ says otherwise.
+    ks.setAccess(
+        key,
+        ks.memory.restoredAccess(idleSeconds: idleTime, frequency: frequency, now: now)
+            ?? ks.memory.initialAccess(now: now))
     out.ok()
 }

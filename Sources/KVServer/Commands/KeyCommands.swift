@@ -7,12 +7,15 @@ let keyCommands: [Command] = [
     Command("rename", arity: 3, keys: .all) { ks, r, out in rename(ks, r, onlyIfAbsent: false, &out) },
     Command("renamenx", arity: 3, keys: .all) { ks, r, out in rename(ks, r, onlyIfAbsent: true, &out) },
     // UNLINK frees in the background in Redis; here freeing is a release,
-    // so it is DEL. TOUCH counts what exists, as EXISTS does (nothing tracks
-    // access times to update).
+    // so it is DEL. TOUCH counts what exists, as EXISTS does, and is a use
+    // of each key (its access word), which EXISTS is not.
     Command("unlink", arity: -2, keys: .all, del),
-    Command("touch", arity: -2, keys: .all, exists),
+    Command("touch", arity: -2, keys: .all) { ks, r, out in
+        let now = ks.now
+        out.integer((1..<r.count).reduce(0) { $0 + (ks.lookup(r.raw($1), now: now) == nil ? 0 : 1) })
+    },
     Command("type", arity: 2, keys: .one) { ks, r, out in
-        guard let entry = ks.lookup(r[1], now: ks.now) else { return out.simple("none") }
+        guard let entry = ks.lookup(r[1], now: ks.now, touching: false) else { return out.simple("none") }
         out.simple(entry.collection?.typeName ?? "string")
     },
     Command("scan", arity: -2, keys: .none, scan),
@@ -104,7 +107,8 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
             bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try OBJECT HELP.".utf8))
     }
     guard r.count == 3 else { return out.error("ERR wrong number of arguments for 'object|\(sub)' command") }
-    guard let entry = ks.lookup(r[2], now: ks.now) else { return out.null() }
+    let now = ks.now
+    guard let entry = ks.lookup(r[2], now: now, touching: false) else { return out.null() }
     switch sub {
     case "encoding":
         // Redis's rule for a string: a 64-bit integer written canonically is
@@ -119,10 +123,18 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     case "refcount":
         out.integer(1)  // every value is owned by its key alone
     case "freq":
-        out.error(
-            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
-        )
+        guard ks.memory.policy.usesLFU else {
+            return out.error(
+                "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+            )
+        }
+        out.integer(Int(ks.memory.frequency(entry.access, now: now)))
     default:
-        out.error("ERR OBJECT IDLETIME is not supported by kvd: it does not record when a key was last used")
+        guard !ks.memory.policy.usesLFU else {
+            return out.error(
+                "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+            )
+        }
+        out.integer(Int(ks.memory.idleMilliseconds(entry.access, now: now) / 1000))
     }
 }

@@ -182,7 +182,7 @@ func del(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 func exists(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = ks.now
-    out.integer((1..<r.count).reduce(0) { $0 + (ks.lookup(r.raw($1), now: now) == nil ? 0 : 1) })
+    out.integer((1..<r.count).reduce(0) { $0 + (ks.lookup(r.raw($1), now: now, touching: false) == nil ? 0 : 1) })
 }
 
 private func incrementBy(
@@ -321,7 +321,7 @@ private func expire(
 /// expiry; seconds are rounded to the nearest, as Redis does.
 private func ttl(_ ks: Keyspace, _ key: [UInt8], milliseconds: Bool, absolute: Bool, _ out: inout ReplyWriter) {
     let now = ks.now
-    guard let entry = ks.lookup(key, now: now) else { return out.integer(-2) }
+    guard let entry = ks.lookup(key, now: now, touching: false) else { return out.integer(-2) }
     guard let deadline = entry.expiresAt else { return out.integer(-1) }
     let value = Int(max(absolute ? deadline : deadline - now, 0))
     // (value + 500) / 1000 without overflowing near Int.max (PXAT's limit).

@@ -90,6 +90,13 @@ final class CommandStats {
         latencies.reject(command)
     }
 
+    /// Counts one error reply with `code` that no writer carries (a
+    /// script's refused call, whose error is the script's to raise).
+    func countError(code: String) {
+        errors[code, default: 0] += 1
+        totalErrorReplies += 1
+    }
+
     /// Takes the error codes `out` wrote since the last call.
     @inline(__always)
     func takeErrors(_ out: inout ReplyWriter) {

@@ -22,6 +22,7 @@ extension Dispatcher {
             }
             stats.reset()
             for keyspace in databases { keyspace.expiredKeys = 0 }
+            evictor.evictedKeys = 0
             resetServerStats()
             out.ok()
         case "rewrite":

@@ -3,7 +3,7 @@
 // bounds and default, and where kvd keeps it. A row with a setter changes
 // what kvd does at once; an immutable row (set on the command line) is
 // refused by CONFIG SET with Redis's error; a row kvd only reports (its
-// fixed behaviour, such as maxmemory 0) accepts its own value and refuses
+// fixed behaviour, such as the port it listens on) accepts its own value and refuses
 // any other, saying kvd does not support it. A setting that is not here is
 // unknown to CONFIG, as in Redis. Adding a setting is adding one row.
 import Glibc
@@ -135,9 +135,17 @@ private func encodingLimit(
         get: { String($0.databases.limits[keyPath: value]) })
 }
 
-/// A row that reports kvd's fixed behaviour.
-private func fixed(_ name: String, _ kind: ConfigParameter.Kind, _ value: String) -> ConfigParameter {
-    ConfigParameter(name: name, kind: kind, access: .fixed, get: { _ in value })
+/// An eviction setting's row (MemoryPolicy).
+private func memorySetting(
+    _ name: String, _ value: ReferenceWritableKeyPath<MemoryPolicy, Int> & Sendable, _ range: ClosedRange<Int>
+) -> ConfigParameter {
+    ConfigParameter(
+        name: name, kind: .integer(range),
+        access: .settable { dispatcher, new in
+            dispatcher.databases.memory[keyPath: value] = new.integer
+            return nil
+        },
+        get: { String($0.databases.memory[keyPath: value]) })
 }
 
 /// A row given on the command line only.
@@ -301,8 +309,34 @@ extension ConfigParameter {
         ConfigParameter(name: "dir", kind: .text, access: .immutable, get: { $0.persistence.file?.directory ?? "" }),
         ConfigParameter(
             name: "dbfilename", kind: .text, access: .immutable, get: { $0.persistence.file?.name ?? "dump.rdb" }),
-        // kvd's fixed behaviour: no eviction.
-        fixed("maxmemory", .memory(0...longMax), "0"),
-        fixed("maxmemory-policy", .text, "noeviction"),
+        // The memory limit and eviction (Storage/Eviction/). A lower limit
+        // evicts at once, in bounded turns (Dispatcher+Memory.swift).
+        ConfigParameter(
+            name: "maxmemory", kind: .memory(0...longMax),
+            access: .settable { dispatcher, value in
+                dispatcher.databases.memory.maxmemory = value.integer
+                if value.integer > 0 && !dispatcher.pause.active { dispatcher.evict() }
+                return nil
+            },
+            get: { String($0.databases.memory.maxmemory) }),
+        ConfigParameter(
+            name: "maxmemory-policy", kind: .text,
+            access: .settable { dispatcher, value in
+                guard let policy = EvictionPolicy(name: value.text) else {
+                    return "argument(s) must be one of the following: "
+                        + [
+                            EvictionPolicy.volatileLRU, .volatileLFU, .volatileRandom, .volatileTTL, .allKeysLRU,
+                            .allKeysLFU, .allKeysRandom, .noEviction,
+                        ].map(\.name).joined(separator: ", ")
+                }
+                dispatcher.databases.memory.policy = policy
+                dispatcher.evictor.reset()
+                return nil
+            },
+            get: { $0.databases.memory.policy.name }),
+        memorySetting("maxmemory-samples", \.samples, 1...intMax),
+        memorySetting("maxmemory-eviction-tenacity", \.tenacity, 0...100),
+        memorySetting("lfu-log-factor", \.lfuLogFactor, 0...intMax),
+        memorySetting("lfu-decay-time", \.lfuDecayTime, 0...intMax),
     ]
 }

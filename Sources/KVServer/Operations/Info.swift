@@ -44,7 +44,9 @@ struct Info {
                 "blocked_clients:\(dispatcher.blocked.count + dispatcher.pause.held.count)", "tracking_clients:0",
             ]
         },
-        InfoSection(name: "Memory", inDefault: true) { memoryLines() + $0.scripts.infoLines($0.databases.functions) },
+        InfoSection(name: "Memory", inDefault: true) {
+            memoryLines($0.databases.memory) + $0.scripts.infoLines($0.databases.functions)
+        },
         InfoSection(name: "Persistence", inDefault: true) {
             $0.persistence.infoLines($0.databases) + $0.appendOnly.infoLines()
         },
@@ -52,6 +54,7 @@ struct Info {
             [
                 "total_commands_processed:\(dispatcher.stats.commandsProcessed)",
                 "expired_keys:\(dispatcher.databases.expiredKeys)",
+                "evicted_keys:\(dispatcher.evictor.evictedKeys)",
                 "total_error_replies:\(dispatcher.stats.totalErrorReplies)",
                 "reclaimed_buffers:\(Reclaimer.reclaimed)",
             ]
@@ -149,15 +152,18 @@ func residentBytes() -> Int {
     return pages * sysconf(Int32(_SC_PAGESIZE))
 }
 
-private func memoryLines() -> [String] {
+private func memoryLines(_ policy: MemoryPolicy) -> [String] {
     let used = allocatedBytes()
     let resident = residentBytes()
     let system = sysconf(Int32(_SC_PHYS_PAGES)) * sysconf(Int32(_SC_PAGESIZE))
     return [
         "used_memory:\(used)", "used_memory_human:\(humanBytes(used))", "used_memory_rss:\(resident)",
         "used_memory_rss_human:\(humanBytes(resident))", "total_system_memory:\(system)",
-        "total_system_memory_human:\(humanBytes(system))", "maxmemory:0", "maxmemory_human:0B",
-        "maxmemory_policy:noeviction",
+        "total_system_memory_human:\(humanBytes(system))", "maxmemory:\(policy.maxmemory)",
+        "maxmemory_human:\(humanBytes(policy.maxmemory))", "maxmemory_policy:\(policy.policy.name)",
+        // What eviction leaves out of used_memory: what the reclaiming
+        // thread has yet to free (Storage/Eviction/Evictor.swift).
+        "mem_not_counted_for_evict:\(Reclaimer.pendingBytes)",
         "mem_fragmentation_ratio:\(fixed(used > 0 ? Double(resident) / Double(used) : 0, 2))",
         "mem_allocator:libc", "lazyfree_pending_objects:\(Reclaimer.pending)",
     ]

@@ -53,7 +53,7 @@ private func memoryUsage(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
         guard count >= 0 else { return out.error("ERR syntax error") }
         samples = count == 0 ? Int.max : count
     }
-    guard let entry = ks.lookup(r.raw(2), now: ks.now) else { return out.null() }
+    guard let entry = ks.lookup(r.raw(2), now: ks.now, touching: false) else { return out.null() }
     out.integer(memoryEstimate(key: r.raw(2), entry, samples: samples))
 }
 

@@ -50,14 +50,18 @@ extension Dispatcher {
         return databases.keyCount
     }
 
+    /// The client a file's commands run as: no connection has this id. The
+    /// maxmemory gate lets it through, as Redis's loading does: what the
+    /// file holds was accepted once.
+    static let replayingClient = Int.min
+
     /// Runs the RESP commands of one file.
     private func replay(
         _ bytes: [UInt8], from start: Int, file: String, path: String, last: Bool
     ) throws(PersistenceError) {
-        let loaderID = Int.min
-        let session = sessions.session(loaderID)
+        let session = sessions.session(Dispatcher.replayingClient)
         session.authenticated = true
-        defer { _ = sessions.close(id: loaderID) }
+        defer { _ = sessions.close(id: Dispatcher.replayingClient) }
         var reader = RESPCommandReader(bytes: bytes, from: start)
         var validUpTo = start
         var validBeforeMulti = start

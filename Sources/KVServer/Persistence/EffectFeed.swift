@@ -67,8 +67,10 @@ final class EffectFeed {
     /// The top-level command ended: its effects join the finished ones,
     /// in a MULTI/EXEC when there is more than one (or `transaction`: an
     /// EXEC with at least one).
-    func commit(transaction: Bool = false) {
-        if pendingCount > 1 || (transaction && pendingCount > 0) {
+    /// With `separately`, each effect stands on its own, however many
+    /// (evictions, which Redis propagates without MULTI).
+    func commit(transaction: Bool = false, separately: Bool = false) {
+        if !separately && (pendingCount > 1 || (transaction && pendingCount > 0)) {
             buffer.insert(contentsOf: multi, at: pendingStart)
             buffer.append(contentsOf: exec)
         }

@@ -48,6 +48,11 @@ enum RDBLoader {
         var summary = Summary()
         var database = 0
         var expiresAt: Int64?
+        // A key's IDLE or FREQ (written under an LRU or LFU policy), read
+        // into its access word as RESTORE's IDLETIME and FREQ are.
+        var idleSeconds: Int?
+        var frequency: Int?
+        let newKeyAccess = databases.memory.initialAccess(now: now)
         let limits = databases.limits
         loop: while true {
             let type = try input.byte()
@@ -59,10 +64,10 @@ enum RDBLoader {
                 expiresAt = signExtend(try input.littleEndian(4), bits: 32) * 1000
                 continue
             case RDBFormat.frequency:
-                _ = try input.byte()
+                frequency = Int(try input.byte())
                 continue
             case RDBFormat.idle:
-                _ = try length(input)
+                idleSeconds = try length(input)
                 continue
             case RDBFormat.eof:
                 break loop
@@ -95,16 +100,22 @@ enum RDBLoader {
             }
             let key = try string(input)
             let value = try self.value(type, input, key: key, limits)
-            defer { expiresAt = nil }
+            defer { (expiresAt, idleSeconds, frequency) = (nil, nil, nil) }
             if let deadline = expiresAt, deadline <= now {
                 summary.expired += 1
                 continue
             }
             let keyspace = databases[database]
+            let access =
+                idleSeconds == nil && frequency == nil
+                ? newKeyAccess
+                : databases.memory.restoredAccess(idleSeconds: idleSeconds, frequency: frequency, now: now)
+                    ?? newKeyAccess
             let stored: Bool
             switch value {
-            case .string(let bytes): stored = keyspace.load(key, bytes, nil, expiresAt: expiresAt)
-            case .collection(let collection): stored = keyspace.load(key, [], collection, expiresAt: expiresAt)
+            case .string(let bytes): stored = keyspace.load(key, bytes, nil, expiresAt: expiresAt, access: access)
+            case .collection(let collection):
+                stored = keyspace.load(key, [], collection, expiresAt: expiresAt, access: access)
             case .empty: continue
             }
             guard stored else {

@@ -35,7 +35,7 @@ enum RDBWriter {
             try length(out, table.count)
             try length(out, table.reduce(0) { $0 + ($1.value.expiresAt == nil ? 0 : 1) })
             for (key, entry) in table {
-                try pair(out, key, entry)
+                try pair(out, key, entry, snapshot.accessWords)
             }
         }
         try out.byte(RDBFormat.eof)
@@ -48,11 +48,24 @@ enum RDBWriter {
         try string(out, Array(value.utf8))
     }
 
-    private static func pair(_ out: RDBOutput, _ key: Key, _ entry: Keyspace.Entry) throws {
+    private static func pair(
+        _ out: RDBOutput, _ key: Key, _ entry: Keyspace.Entry,
+        _ access: (policy: EvictionPolicy, decayTime: Int, now: Int64)
+    ) throws {
         if let deadline = entry.expiresAt {
             try out.byte(RDBFormat.expireTimeMilliseconds)
             var little = UInt64(bitPattern: deadline).littleEndian
             try withUnsafeBytes(of: &little) { (raw) in try out.bytes(raw) }
+        }
+        switch access.policy {
+        case .allKeysLRU, .volatileLRU:
+            try out.byte(RDBFormat.idle)
+            try length(out, Int(MemoryPolicy.idleMilliseconds(entry.access, now: access.now) / 1000))
+        case .allKeysLFU, .volatileLFU:
+            try out.byte(RDBFormat.frequency)
+            try out.byte(UInt8(MemoryPolicy.frequency(entry.access, now: access.now, decayTime: access.decayTime)))
+        default:
+            break
         }
         try out.byte(objectType(entry))
         try string(out, key.bytes)

@@ -68,11 +68,17 @@ struct Snapshot: @unchecked Sendable {
     let databases: [KeyTable]
     /// The function libraries' codes (FUNCTION LOAD's).
     let functionLibraries: [[UInt8]]
+    /// How to read the keys' access words, as of the view: under an LRU
+    /// policy each key is written with its idle time, under an LFU one
+    /// with its counter (Redis's RDB IDLE and FREQ), under any other with
+    /// neither.
+    let accessWords: (policy: EvictionPolicy, decayTime: Int, now: Int64)
 
     /// The view of `databases` now (the fence must be opened with it).
     init(_ databases: Databases) {
         self.databases = databases.map { $0.snapshotEntries }
         functionLibraries = databases.functions.ordered.map(\.code)
+        accessWords = (databases.memory.policy, databases.memory.lfuDecayTime, databases.clock.now)
     }
 }
 

@@ -119,10 +119,18 @@ public struct ReplyWriter: Sendable {
     /// `-<message>\r\n` from raw bytes (which may echo binary arguments);
     /// CR and LF become spaces, as Redis keeps error replies on one line.
     public mutating func error(bytes message: [UInt8]) {
+        error(bytes: message, countedInErrorStats: true)
+    }
+
+    /// An error reply; one that `countedInErrorStats` is false for fails
+    /// its command (failed_calls) but is not counted again in INFO
+    /// errorstats: a script's error that a command it called has counted
+    /// already (Redis's `ignore_error_stats_update`).
+    mutating func error(bytes message: [UInt8], countedInErrorStats: Bool) {
         bytes.append(UInt8(ascii: "-"))
         bytes.append(contentsOf: message.map { $0 == 13 || $0 == 10 ? 32 : $0 })
         crlf()
-        noteError(message)
+        if countedInErrorStats { noteError(message) } else { errorCount += 1 }
     }
 
     /// Counts an error reply and keeps its code (up to the first space).

@@ -33,9 +33,11 @@ extension Dispatcher {
         if readOnly && !noWrites {
             return out.error("ERR Can not execute a script with write flag using *_ro command.")
         }
+        let allowsOutOfMemory = function.flags.contains(.allowOOM)
         let client = ClientSession(info: scriptClientInfo, authenticated: true)
         client.database = session.database
-        let run = ScriptEngine.ScriptRun(dispatcher: self, session: client, readOnly: readOnly || noWrites)
+        var run = ScriptEngine.ScriptRun(dispatcher: self, session: client, readOnly: readOnly || noWrites)
+        run.allowsOutOfMemory = allowsOutOfMemory
         let arguments = (3..<r.count).map { r[$0] }
         // As EVAL: nothing a function calls blocks.
         let wasInExec = inExec

@@ -218,7 +218,8 @@ private func rawField(_ L: OpaquePointer, _ name: String) -> Int32 {
 private func writeTable(_ L: OpaquePointer, _ out: inout ReplyWriter) -> Int? {
     if rawField(L, "err") == LuaType.string {
         kvd_lua_pop(L, 1)
-        out.error(bytes: luaErrorInformation(L).message)
+        let information = luaErrorInformation(L)
+        out.error(bytes: information.message, countedInErrorStats: !information.countedAlready)
         return nil
     }
     kvd_lua_pop(L, 1)
@@ -320,11 +321,13 @@ func formatG17(_ value: Double) -> [UInt8] {
 
 /// The fields of an error table (luaExtractErrorInformation): its message,
 /// and where it was raised when the error handler recorded it.
-func luaErrorInformation(_ L: OpaquePointer) -> (message: [UInt8], source: [UInt8]?, line: [UInt8]?) {
+func luaErrorInformation(_ L: OpaquePointer) -> (
+    message: [UInt8], source: [UInt8]?, line: [UInt8]?, countedAlready: Bool
+) {
     var message: [UInt8] = []
     if lua_type(L, -1) == LuaType.string || lua_type(L, -1) == LuaType.number {
         message = Array("ERR ".utf8) + (luaBytes(L, -1) ?? [])
-        return (message, nil, nil)
+        return (message, nil, nil, false)
     }
     // Raw reads, unlike Redis's lua_getfield: this runs outside any pcall,
     // where an __index metamethod that raises would abort the process
@@ -337,5 +340,7 @@ func luaErrorInformation(_ L: OpaquePointer) -> (message: [UInt8], source: [UInt
         if let nul = bytes.firstIndex(of: 0) { bytes.removeSubrange(nul...) }
         return bytes
     }
-    return (field("err") ?? [], field("source"), field("line"))
+    let counted = rawField(L, "ignore_error_stats_update") == LuaType.boolean && lua_toboolean(L, -1) != 0
+    kvd_lua_pop(L, 1)
+    return (field("err") ?? [], field("source"), field("line"), counted)
 }

@@ -190,6 +190,7 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
     lua_settop(L, 0)
     batch.endRequest()
     var refusal: String?
+    var refused: Int?
     var killed = false
     var reply: [UInt8] = []
     batch.forEach { request in
@@ -199,14 +200,20 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
         }
         guard command.accepts(request.count) else {
             refusal = "Wrong number of args calling Redis command from script"
+            refused = command.id
             return false
         }
         if commandsRefusedToScripts.contains(command.name) {
             refusal = "This Redis command is not allowed from script"
+            refused = command.id
         } else if run.readOnly
             && (writeCommands.contains(command.name) || mayReplicateCommands.contains(command.name))
         {
             refusal = "Write commands are not allowed from read-only scripts."
+            refused = command.id
+        } else if run.dispatcher.refusesScriptCall(command.id, request, allowsOutOfMemory: run.allowsOutOfMemory) {
+            refusal = "-" + outOfMemoryError
+            refused = command.id
         } else if writeCommands.contains(command.name) && !engine.activity.beginWrite() {
             killed = true  // SCRIPT KILL was accepted first: the script stops unwritten
         } else {
@@ -215,6 +222,9 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
             // Counted in INFO commandstats and SLOWLOG on its own clock, as
             // Redis counts a script's calls.
             run.dispatcher.executeTimed(request, for: run.session, into: &out)
+            // Its error counts now, once (the error table Lua gets is
+            // marked, so the script's reply does not count it again).
+            run.dispatcher.stats.takeErrors(&out)
             reply = out.finish().chunks.flatMap { $0 }
         }
         return false
@@ -224,6 +234,10 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
         return -1
     }
     if let refusal {
+        // Counted as Redis's scriptCall counts it: an ERR (an OOM for
+        // memory), and a rejected call of the command when there is one.
+        run.dispatcher.stats.countError(code: refusal.hasPrefix("-OOM ") ? "OOM" : "ERR")
+        if let refused { run.dispatcher.stats.recordRejection(refused) }
         luaPushCallError(L, refusal)
         return raise ? -1 : 1
     }

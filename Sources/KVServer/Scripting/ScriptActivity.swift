@@ -60,6 +60,10 @@ public final class ScriptActivity: Sendable {
         word.bitwiseOr(ScriptActivity.busy, ordering: .acquiringAndReleasing)
     }
 
+    /// Core: the running script has run a write command (its effects can
+    /// no longer be refused as a whole: Redis's SCRIPT_WRITE_DIRTY).
+    var hasWritten: Bool { word.load(ordering: .relaxed) & ScriptActivity.wrote != 0 }
+
     /// Core: the script is about to run a write command. False when a kill
     /// was accepted first: the script must stop instead of writing.
     func beginWrite() -> Bool {

@@ -16,6 +16,8 @@ struct CachedScript {
     /// compatibility mode), and whether it declared `flags=no-writes`.
     let hasShebang: Bool
     let noWrites: Bool
+    /// `flags=allow-oom`.
+    var allowsOutOfMemory = false
 }
 
 /// What a script that is killed gets (after Redis's wording).
@@ -92,6 +94,8 @@ final class ScriptEngine {
         let session: ClientSession
         /// EVAL_RO, EVALSHA_RO or `flags=no-writes`: write commands are refused.
         let readOnly: Bool
+        /// `flags=allow-oom`: commands that may grow memory run even over maxmemory.
+        var allowsOutOfMemory = false
     }
 
     deinit {
@@ -170,6 +174,7 @@ final class ScriptEngine {
         if cache[sha] != nil { return .success(sha) }
         var hasShebang = false
         var noWrites = false
+        var allowsOutOfMemory = false
         var code = body[...]
         if body.starts(with: Array("#!".utf8)) {
             guard let end = body.firstIndex(of: 10) else { return .failure(ScriptError("ERR Invalid script shebang")) }
@@ -183,10 +188,11 @@ final class ScriptEngine {
                     return .failure(ScriptError("ERR Unknown lua shebang option: \(option)"))
                 }
                 for flag in option.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false) {
-                    guard
-                        ["no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"].contains(flag)
-                    else { return .failure(ScriptError("ERR Unexpected flag in script shebang: \(flag)")) }
+                    guard ScriptEngine.shebangFlagNames.contains(String(flag)) else {
+                        return .failure(ScriptError("ERR Unexpected flag in script shebang: \(flag)"))
+                    }
                     if flag == "no-writes" { noWrites = true }
+                    if flag == "allow-oom" { allowsOutOfMemory = true }
                 }
             }
             hasShebang = true
@@ -203,9 +209,34 @@ final class ScriptEngine {
             return .failure(ScriptError(bytes: Array("ERR Error compiling script (new function): ".utf8) + message))
         }
         lua_setfield(L, kvd_lua_registryindex(), "f_" + sha)
-        cache[sha] = CachedScript(hasShebang: hasShebang, noWrites: noWrites)
+        cache[sha] = CachedScript(hasShebang: hasShebang, noWrites: noWrites, allowsOutOfMemory: allowsOutOfMemory)
         return .success(sha)
     }
+
+    /// The flags a script's `#!lua flags=...` line declares (empty for
+    /// none), or nil when `body` has no shebang or one `load` refuses
+    /// (then the script is judged as one without: Redis's
+    /// evalGetCommandFlags keeps EVAL's own flags, and the run fails with
+    /// the shebang's error).
+    static func shebangFlags(_ body: [UInt8]) -> [String]? {
+        guard body.starts(with: Array("#!".utf8)), body.contains(10) else { return nil }
+        let parts = body.prefix { $0 != 10 }.split(separator: 32).map { String(decoding: $0, as: UTF8.self) }
+        guard parts.first == "#!lua" else { return nil }
+        var flags: [String] = []
+        for option in parts.dropFirst() {
+            guard option.hasPrefix("flags=") else { return nil }
+            for flag in option.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false) {
+                guard ScriptEngine.shebangFlagNames.contains(String(flag)) else { return nil }
+                flags.append(String(flag))
+            }
+        }
+        return flags
+    }
+
+    /// The flags a shebang may declare.
+    static let shebangFlagNames: Set<String> = [
+        "no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys",
+    ]
 
     /// FUNCTION LOAD's run of a library's code (after its `#!lua` line):
     /// compiles it in the functions' interpreter and runs it, with the
@@ -341,7 +372,7 @@ final class ScriptEngine {
                     message +=
                         Array(" script: \(sha), on ".utf8) + source + [UInt8(ascii: ":")] + line + [UInt8(ascii: ".")]
                 }
-                out.error(bytes: message)
+                out.error(bytes: message, countedInErrorStats: !information.countedAlready)
             }
             kvd_lua_pop(L, 1)
         } else {

@@ -53,8 +53,9 @@ extension Dispatcher {
         }
         let client = ClientSession(info: scriptClientInfo, authenticated: true)
         client.database = session.database
-        let run = ScriptEngine.ScriptRun(
+        var run = ScriptEngine.ScriptRun(
             dispatcher: self, session: client, readOnly: readOnly || (script.hasShebang && script.noWrites))
+        run.allowsOutOfMemory = script.hasShebang && script.allowsOutOfMemory
         let arguments = (3..<r.count).map { r[$0] }
         // A script never blocks, as in Redis: a blocking pop it may call
         // (BLMPOP, BZMPOP; the others are refused to scripts) answers an

@@ -13,6 +13,8 @@ final class Databases: RandomAccessCollection {
     let clock = CommandClock()
     /// The encoding thresholds CONFIG SET changes, shared by every database.
     let limits = EncodingLimits()
+    /// maxmemory and the eviction settings, shared by every database.
+    let memory = MemoryPolicy()
     /// Whether a snapshot is being written, shared by every database.
     let fence = SnapshotFence()
     /// The append-only file's feed, shared by every database.
@@ -28,8 +30,8 @@ final class Databases: RandomAccessCollection {
 
     /// Empty databases.
     init() {
-        keyspaces = (0..<Databases.selectable).map { [clock, limits, fence, feed] index in
-            Keyspace(clock: clock, limits: limits, fence: fence, feed: feed, index: index)
+        keyspaces = (0..<Databases.selectable).map { [clock, limits, memory, fence, feed] index in
+            Keyspace(clock: clock, limits: limits, memory: memory, fence: fence, feed: feed, index: index)
         }
     }
 

@@ -51,6 +51,10 @@ struct ExpiryQueue {
     /// The key under `handle`.
     func key(_ handle: Int) -> [UInt8] { slots[handle].key }
 
+    /// The key at `position` of the queue's order (0..<count), which is
+    /// no order a caller can rely on: a uniform pick, for eviction.
+    func key(atPosition position: Int) -> [UInt8] { slots[heap[position].handle].key }
+
     /// True when fewer than a quarter of a large slot array's handles are
     /// live: time for `compact`.
     var wantsCompaction: Bool { slots.count >= 4096 && heap.count < slots.count / 4 }

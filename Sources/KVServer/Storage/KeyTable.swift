@@ -19,6 +19,8 @@ struct KeyTable: Sequence {
     private var shards = [Shard](repeating: [:], count: KeyTable.shardCount)
     /// Keys in every shard.
     private(set) var count = 0
+    /// The shard `shrinkSparseShards` looks at first.
+    private var shrinkCursor = 0
 
     /// Where an entry is: its shard and its place there.
     struct Index {
@@ -67,6 +69,15 @@ struct KeyTable: Sequence {
         _modify { yield &shards[index.shard].values[index.inner] }
     }
 
+    /// The access word and deadline of the entry at `index`, read without
+    /// copying the entry (a copy retains its value: a cache miss on a
+    /// buffer eviction's sampling has no other reason to touch).
+    func accessAndDeadline(at index: Index) -> (access: UInt32, expiresAt: Int64?) {
+        shards.withUnsafeBufferPointer { shards in
+            (shards[index.shard].values[index.inner].access, shards[index.shard].values[index.inner].expiresAt)
+        }
+    }
+
     /// The key at `index`.
     func key(at index: Index) -> Key { shards[index.shard].keys[index.inner] }
 
@@ -110,6 +121,31 @@ struct KeyTable: Sequence {
         for shard in shards.indices {
             for index in shards[shard].values.indices { body(&shards[shard].values[index]) }
         }
+    }
+
+    /// Rebuilds, smaller, the shards that hold under an eighth of their
+    /// room (a Swift dictionary never shrinks by itself), going round the
+    /// shards from where the last call stopped, until the keys moved pass
+    /// `budget`: one call's work is bounded however large the table, and a
+    /// table that emptied gives its memory back a few shards a call (a
+    /// shard is about 1/256 of the keys), as eviction or expiry empties it.
+    /// A shard over `budget` keys (keys made to collide in the shard mix)
+    /// keeps its room. True when some shard shrank.
+    mutating func shrinkSparseShards(budget: Int = 65_536) -> Bool {
+        var (moved, shrank) = (0, false)
+        for _ in shards.indices {
+            let shard = shrinkCursor
+            let (count, capacity) = (shards[shard].count, shards[shard].capacity)
+            if capacity >= 64, count * 8 < capacity, count <= budget {
+                guard moved + count <= budget else { break }
+                var smaller = Shard(minimumCapacity: count * 2)
+                for (key, entry) in shards[shard] { smaller[key] = entry }
+                shards[shard] = smaller
+                (moved, shrank) = (moved + count, true)
+            }
+            shrinkCursor = (shrinkCursor + 1) % KeyTable.shardCount
+        }
+        return shrank
     }
 
     /// Room for `total` keys in all, spread over the shards.

@@ -94,6 +94,9 @@ public final class Keyspace {
         var collection: Collection?
         /// Unix milliseconds at which the key expires, if it does.
         var expiresAt: Int64?
+        /// When the key was last used, or how often (MemoryPolicy): in the
+        /// bytes `expiresAt` leaves free, so an entry is no larger for it.
+        var access: UInt32 = 0
         /// Handle in `expiry` (-1 when the key has no expiry).
         var expiryIndex = -1
         /// Position in `slots`.
@@ -127,6 +130,8 @@ public final class Keyspace {
     let clock: CommandClock
     /// The encoding thresholds (shared by a dispatcher's databases).
     let limits: EncodingLimits
+    /// maxmemory and the access words' meaning (shared by a dispatcher's databases).
+    let memory: MemoryPolicy
     /// The random picks of this database's commands.
     @exclusivity(unchecked) var random = CommandRandom()
     /// Whether a snapshot is being written (shared by a dispatcher's
@@ -140,13 +145,19 @@ public final class Keyspace {
 
     /// An empty keyspace.
     public convenience init() {
-        self.init(clock: CommandClock(), limits: EncodingLimits(), fence: SnapshotFence(), feed: EffectFeed(), index: 0)
+        self.init(
+            clock: CommandClock(), limits: EncodingLimits(), memory: MemoryPolicy(), fence: SnapshotFence(),
+            feed: EffectFeed(), index: 0)
     }
 
     /// An empty keyspace whose commands run at `clock`'s time.
-    init(clock: CommandClock, limits: EncodingLimits, fence: SnapshotFence, feed: EffectFeed, index: Int) {
+    init(
+        clock: CommandClock, limits: EncodingLimits, memory: MemoryPolicy, fence: SnapshotFence, feed: EffectFeed,
+        index: Int
+    ) {
         self.clock = clock
         self.limits = limits
+        self.memory = memory
         self.fence = fence
         self.feed = feed
         self.index = index
@@ -194,15 +205,17 @@ public final class Keyspace {
     // commands that build keys, and `UnsafeRawBufferPointer` for a key read
     // in place from a request (no allocation). The array form forwards.
 
-    /// The live entry for `key`, deleting it first if it has expired (lazy expiry).
-    func lookup(_ key: [UInt8], now: Int64) -> Entry? {
-        key.withUnsafeBytes { lookup($0, now: now) }
+    /// The live entry for `key`, deleting it first if it has expired (lazy
+    /// expiry); a use of the key, which its access word records, unless
+    /// `touching` is false (TYPE, TTL, EXISTS, OBJECT: Redis's LOOKUP_NOTOUCH).
+    func lookup(_ key: [UInt8], now: Int64, touching: Bool = true) -> Entry? {
+        key.withUnsafeBytes { lookup($0, now: now, touching: touching) }
     }
 
-    /// The live entry for `key`, deleting it first if it has expired (lazy expiry).
-    func lookup(_ key: UnsafeRawBufferPointer, now: Int64) -> Entry? {
+    /// The live entry for `key` (see the other `lookup`).
+    func lookup(_ key: UnsafeRawBufferPointer, now: Int64, touching: Bool = true) -> Entry? {
         guard let index = find(key) else { return nil }
-        guard var entry = unexpiredEntry(at: index, now: now) else {
+        guard var entry = unexpiredEntry(at: index, now: now, touching: touching) else {
             expire(at: index, key, now: now)
             return nil
         }
@@ -223,10 +236,22 @@ public final class Keyspace {
     /// that this and one clock read fewer saved (callgrind, bench/amd-vm-2026-12-03.txt).
     /// nil drops the copy before `expire`: a large value must leave with
     /// its last reference on the reclaiming thread.
-    private func unexpiredEntry(at index: KeyTable.Index, now: Int64) -> Entry? {
-        let entry = entries[at: index]
-        if let deadline = entry.expiresAt, deadline <= now { return nil }
-        return entry
+    ///
+    /// A use is recorded in the same access, except while a snapshot is
+    /// written: then the shard stays shared (Redis leaves its objects'
+    /// access times alone while a child process holds the data set, so
+    /// that pages are not copied for them).
+    private func unexpiredEntry(at index: KeyTable.Index, now: Int64, touching: Bool) -> Entry? {
+        guard touching && !fence.isOpen else {
+            let entry = entries[at: index]
+            if let deadline = entry.expiresAt, deadline <= now { return nil }
+            return entry
+        }
+        return Keyspace.access(&entries[at: index]) { entry in
+            if let deadline = entry.expiresAt, deadline <= now { return nil }
+            entry.access = memory.touched(entry.access, now: now)
+            return entry
+        }
     }
 
     /// True when `key` is present but past its deadline (not deleted yet).
@@ -273,7 +298,8 @@ public final class Keyspace {
             // through one access (each `entries[at:]` is a trip through the
             // shard's dictionary: five of them were a fifth of MSET's time).
             if !watchers.isEmpty { touch(entries.key(at: index)) }
-            let hadDeadline = Keyspace.overwrite(&entries[at: index], expiresAt: expiresAt, fill)
+            let hadDeadline = Keyspace.overwrite(
+                &entries[at: index], expiresAt: expiresAt, memory: memory, now: now, fill)
             if hadDeadline || expiresAt != nil { reindex(at: index, deadline: expiresAt) }
         } else {
             let bytes = [UInt8](copying: key)
@@ -286,7 +312,9 @@ public final class Keyspace {
             let handle = expiresAt.map { expiry.insert(bytes, deadline: $0) } ?? -1
             entries.insert(
                 stored,
-                Entry(value: value, collection: nil, expiresAt: expiresAt, expiryIndex: handle, slot: slots.count))
+                Entry(
+                    value: value, collection: nil, expiresAt: expiresAt, access: memory.initialAccess(now: now),
+                    expiryIndex: handle, slot: slots.count))
             longestKey = max(longestKey, bytes.count)
             slots.append(bytes)
         }
@@ -358,6 +386,7 @@ public final class Keyspace {
         fence.changes += 1
         if !watchers.isEmpty { touch(entries.key(at: index)) }
         entries[at: index].expiresAt = deadline
+        entries[at: index].access = memory.touched(entries[at: index].access, now: self.now)
         reindex(at: index, deadline: deadline)
         return true
     }
@@ -410,6 +439,7 @@ public final class Keyspace {
         let step: UpdateStep<Result> = Keyspace.access(&entries[at: index]) { entry in
             if let deadline = entry.expiresAt, deadline <= now { return .expired }
             guard entry.collection == nil else { return .collection }
+            entry.access = memory.touched(entry.access, now: now)
             let (result, changed) = body(&entry.value)
             return .updated(result, changed: changed)
         }
@@ -462,24 +492,31 @@ public final class Keyspace {
 
     /// Stores `entry`'s value (a string or a collection) and expiry under
     /// `key` (RENAME, MOVE; COPY with `copying`, which copies a collection).
+    /// The key keeps its access word (Redis moves the object), a copy gets
+    /// a new key's (Redis makes a new object).
     func put(_ key: [UInt8], _ entry: Entry, copying: Bool = false) {
         if let collection = entry.collection {
             store(key, copying ? collection.copy() : collection, expiresAt: entry.expiresAt)
         } else {
             set(key, entry.value, expiresAt: entry.expiresAt)
         }
+        setAccess(key, copying ? memory.initialAccess(now: now) : entry.access)
     }
 
     /// Start-up only, while a file is loaded (nobody is served yet: no
     /// client watches or waits, no snapshot is open): stores `key` with
-    /// `value` (a string's bytes, empty for a collection) or `collection`,
+    /// `value` (a string's bytes, empty for a collection) or `collection`
+    /// and the access word `access` (the file's, or a new key's),
     /// with one lookup where `set` makes two and `store` three. False,
     /// and the keyspace as it was, when the key was already there: the
     /// file is corrupt, and the load fails.
-    func load(_ key: [UInt8], _ value: [UInt8], _ collection: Collection?, expiresAt: Int64?) -> Bool {
+    func load(
+        _ key: [UInt8], _ value: [UInt8], _ collection: Collection?, expiresAt: Int64?, access: UInt32
+    ) -> Bool {
         let handle = expiresAt.map { expiry.insert(key, deadline: $0) } ?? -1
         let entry = Entry(
-            value: value, collection: collection, expiresAt: expiresAt, expiryIndex: handle, slot: slots.count)
+            value: value, collection: collection, expiresAt: expiresAt, access: access, expiryIndex: handle,
+            slot: slots.count)
         guard entries.insertIfAbsent(.stored(key), entry) else {
             if handle >= 0 { expiry.remove(handle) }
             return false
@@ -487,6 +524,12 @@ public final class Keyspace {
         longestKey = max(longestKey, key.count)
         slots.append(key)
         return true
+    }
+
+    /// Gives the present `key` the access word `access` (RESTORE's
+    /// IDLETIME and FREQ).
+    func setAccess(_ key: [UInt8], _ access: UInt32) {
+        entries.modify(Key(key)) { $0.access = access }
     }
 
     /// The clients that WATCH `key` see a change (a collection changed in place).
@@ -571,7 +614,7 @@ public final class Keyspace {
     func randomKey(now: Int64) -> [UInt8]? {
         while !slots.isEmpty {
             let key = slots[Int(nextRandom() % UInt64(slots.count))]
-            if lookup(key, now: now) != nil { return key }
+            if lookup(key, now: now, touching: false) != nil { return key }
         }
         return nil
     }
@@ -633,6 +676,36 @@ public final class Keyspace {
         swap(&longestKey, &other.longestKey)
     }
 
+    // MARK: - Eviction (Storage/Eviction/Evictor.swift)
+
+    /// A key picked uniformly at random, among every key or among those
+    /// with an expiry (`volatileOnly`), with its access word and deadline;
+    /// nil when there is none. Not a use of the key, and expired keys are not deleted: the
+    /// evictor may pick one, which deletes it all the same.
+    func randomSample(volatileOnly: Bool) -> (key: [UInt8], access: UInt32, expiresAt: Int64?)? {
+        let count = volatileOnly ? expiry.count : slots.count
+        guard count > 0 else { return nil }
+        let position = Int(nextRandom() % UInt64(count))
+        let key = volatileOnly ? expiry.key(atPosition: position) : slots[position]
+        guard let index = entries.index(forKey: .stored(key)) else { return nil }
+        let (access, expiresAt) = entries.accessAndDeadline(at: index)
+        return (key, access, expiresAt)
+    }
+
+    /// Deletes `key` to free memory (maxmemory): a DEL in the append-only
+    /// file, a change for the clients that WATCH it, not a change for the
+    /// save points (Redis counts none for an eviction). True when it was
+    /// there (with an expiry, if `volatileOnly`).
+    func evict(_ key: [UInt8], volatileOnly: Bool) -> Bool {
+        key.withUnsafeBytes { bytes in
+            guard let index = find(bytes) else { return false }
+            if volatileOnly && entries.accessAndDeadline(at: index).expiresAt == nil { return false }
+            if feed.isOn { feed.expired(self.index, bytes) }
+            delete(at: index, expired: true)
+            return true
+        }
+    }
+
     // MARK: - WATCH
 
     /// Marks `flag` dirty whenever `key` changes, until `unwatch`.
@@ -676,8 +749,11 @@ public final class Keyspace {
     /// entry was in the expiry queue.
     @inline(__always)
     private static func overwrite(
-        _ entry: inout Entry, expiresAt: Int64?, _ fill: (inout [UInt8]) -> Void
+        _ entry: inout Entry, expiresAt: Int64?, memory: MemoryPolicy, now: Int64, _ fill: (inout [UInt8]) -> Void
     ) -> Bool {
+        // A new value is a fresh use; under LFU it keeps the key's count
+        // (Redis's dbSetValue keeps the old object's frequency).
+        entry.access = memory.touched(entry.access, now: now)
         Reclaimer.release(&entry.value)
         if entry.collection != nil { Reclaimer.release(&entry.collection) }
         fill(&entry.value)
@@ -721,22 +797,25 @@ public final class Keyspace {
 
     /// Gives back the key table's and the slot array's spare memory once
     /// they hold under an eighth of their capacity (after an expiry storm,
-    /// or a mass delete): Swift's tables never shrink by themselves, and
-    /// Redis resizes its dictionaries down the same way. Only up to 64k
-    /// keys: the rehash runs on the core, a few milliseconds at most; a
-    /// larger table keeps its room. Then the heap is trimmed, so the pages
-    /// go back to the system.
+    /// a mass delete, or eviction under a lowered maxmemory): Swift's tables
+    /// never shrink by themselves, and Redis resizes its dictionaries down
+    /// the same way. The table shrinks shard by shard (`KeyTable`); the
+    /// slot array, a copy of every key's reference, only up to 64k keys, a
+    /// few milliseconds at most on the core. Then, for a keyspace of up to
+    /// 64k keys, the heap is trimmed, so the pages go back to the system
+    /// (malloc_trim walks the free blocks: on a large heap that would be
+    /// a stall of its own).
     func shrinkIfSparse() {
-        guard entries.capacity >= 4096, entries.count * 8 < entries.capacity, entries.count <= 65_536 else { return }
-        var smaller = KeyTable()
-        smaller.reserveCapacity(entries.count * 2)
-        for (key, entry) in entries { smaller.insert(key, entry) }
-        entries = smaller
-        var slots: [[UInt8]] = []
-        slots.reserveCapacity(self.slots.count * 2)
-        slots.append(contentsOf: self.slots)
-        self.slots = slots
-        _ = mallocTrim?(0)
+        let shardsShrank = entries.shrinkSparseShards()
+        var shrank = shardsShrank && entries.count <= 65_536
+        if slots.capacity >= 4096, slots.count * 8 < slots.capacity, slots.count <= 65_536 {
+            var slots: [[UInt8]] = []
+            slots.reserveCapacity(self.slots.count * 2)
+            slots.append(contentsOf: self.slots)
+            self.slots = slots
+            shrank = true
+        }
+        if shrank { _ = mallocTrim?(0) }
     }
 
     /// Active expiry: deletes the keys whose deadline has passed, earliest

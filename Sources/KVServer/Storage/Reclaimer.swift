@@ -50,6 +50,13 @@ enum Reclaimer {
     static var pending: Int { pendingCount.load(ordering: .relaxed) }
     fileprivate static let pendingCount = Atomic<Int>(0)
 
+    /// About how many bytes the buffers not freed yet hold (an array's
+    /// capacity, a collection's estimate): memory already let go, which
+    /// eviction does not count (Storage/Eviction/Evictor.swift), or it
+    /// would evict more keys while the reclaiming thread frees these.
+    static var pendingBytes: Int { pendingByteCount.load(ordering: .relaxed) }
+    fileprivate static let pendingByteCount = Atomic<Int>(0)
+
     /// Takes `bytes`, leaving it empty, and has the reclaiming thread free
     /// it when its capacity is at least `threshold`; leaves a smaller one
     /// alone.
@@ -57,7 +64,8 @@ enum Reclaimer {
         guard bytes.capacity >= threshold, let loop else { return }
         // Moved out, not copied: no reference stays here to be dropped
         // after the reclaiming thread has let go of its own.
-        hand(loop, Doomed(consume bytes))
+        let capacity = bytes.capacity
+        hand(loop, Doomed(consume bytes), bytes: capacity)
         bytes = []
     }
 }
@@ -68,28 +76,38 @@ extension Reclaimer {
     /// items, a second or more on the core).
     static let collectionThreshold = 4096
 
+    /// What `pendingBytes` counts for an element of a collection handed
+    /// over: its bookkeeping (MEMORY USAGE's 48 bytes) and a short value.
+    static let bytesPerElement = 64
+
     /// Takes `collection`, leaving nil, and has the reclaiming thread free
     /// it when it has at least `collectionThreshold` elements.
     static func release(_ collection: inout Collection?) {
         guard let taken = collection else { return }
         collection = nil
         guard taken.count >= collectionThreshold, let loop else { return }
-        hand(loop, Doomed(consume taken))
+        // From the count alone: the snapshot's thread may be reading the
+        // collection, and reading an element can move a list's cursor.
+        let size = taken.count * Reclaimer.bytesPerElement
+        hand(loop, Doomed(consume taken), bytes: size)
     }
 
     /// Posts `doomed` to the reclaiming loop, which drops it (freeing it
     /// when it held the last reference), counted as pending until then. A
     /// refused post frees it here, when `doomed` goes: never pending.
-    static func hand<Value>(_ loop: EventLoop, _ doomed: Doomed<Value>) {
+    static func hand<Value>(_ loop: EventLoop, _ doomed: Doomed<Value>, bytes: Int) {
         pendingCount.add(1, ordering: .relaxed)
+        pendingByteCount.add(bytes, ordering: .relaxed)
         do {
             try loop.post {
                 doomed.value = nil
                 reclaimedCount.add(1, ordering: .relaxed)
                 pendingCount.subtract(1, ordering: .relaxed)
+                pendingByteCount.subtract(bytes, ordering: .relaxed)
             }
         } catch {
             pendingCount.subtract(1, ordering: .relaxed)
+            pendingByteCount.subtract(bytes, ordering: .relaxed)
         }
     }
 }
