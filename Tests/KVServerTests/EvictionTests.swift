@@ -130,6 +130,24 @@ private func key(_ i: Int) -> [UInt8] { Array("k\(i)".utf8) }
         #expect(databases.keyCount == 10)
     }
 
+    // While the loop's own turns evict (past a command's time limit), a
+    // command evicts 16 keys at most: room for what it adds, not 500 us.
+    @Test func whileTheLoopEvictsACommandEvictsSixteenKeysAtMost() {
+        let dispatcher = connected()
+        let databases = dispatcher.databases
+        dispatcher.evictor = Evictor(usedMemory: { databases.keyCount * 100 })
+        for i in 0..<100 { databases[0].set(key(i), [1], expiresAt: nil) }
+        databases.memory.maxmemory = 10 * 100
+        databases.memory.policy = .allKeysRandom
+        databases.memory.tenacity = 100
+        dispatcher.evictor.isContinuing = true
+        #expect(run(dispatcher, "PING") == "+PONG\r\n")
+        #expect(databases.keyCount == 84)
+        dispatcher.evictor.isContinuing = false
+        #expect(run(dispatcher, "PING") == "+PONG\r\n")
+        #expect(databases.keyCount == 10)
+    }
+
     @Test func noevictionRefusesWritesWithOOMAndLetsReadsThrough() {
         let dispatcher = connected()
         let databases = dispatcher.databases

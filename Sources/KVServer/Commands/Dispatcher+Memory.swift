@@ -125,17 +125,18 @@ extension Dispatcher {
     /// the core for long. Without a loop (a dispatcher no server runs), it
     /// goes on before the next command.
     ///
-    /// While those turns are scheduled, a command does not evict on its
-    /// own: a pipeline of 10,000 commands would otherwise take 500 us each.
+    /// While those turns are scheduled, a command evicts 16 keys at most,
+    /// enough to make room for what it adds, not the 500 us a pipeline of
+    /// 10,000 commands would otherwise take each.
     /// The DELs of the evicted keys go to the append-only file each on its
     /// own, as Redis propagates them, ahead of the command's effects (inside
     /// EXEC, as part of its block).
     @discardableResult
     func evict() -> Evictor.Outcome {
-        if evictor.isContinuing { return .running }
-        let outcome = evictor.perform(databases)
+        let continuing = evictor.isContinuing
+        let outcome = evictor.perform(databases, atMost: continuing ? 16 : .max)
         if databases.feed.isOn && effectDepth == 0 && !inExec { databases.feed.commit(separately: true) }
-        if outcome == .running, let owner {
+        if outcome == .running, !continuing, let owner {
             evictor.isContinuing = true
             try? owner.post { dispatcher in
                 dispatcher.evictor.isContinuing = false

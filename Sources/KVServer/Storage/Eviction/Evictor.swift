@@ -16,9 +16,10 @@
 // - How long: a command's eviction stops after maxmemory-eviction-tenacity's
 //   time (500 us by default), checked after each key (Redis checks every
 //   16), and the loop goes on in turns of its own until memory is under
-//   the limit or nothing is left to evict; meanwhile commands run without
-//   evicting (Redis's EVICT_RUNNING, Dispatcher+Memory.swift). So a limit
-//   lowered far below use never holds the core for one long stretch.
+//   the limit or nothing is left to evict; meanwhile each command evicts
+//   16 keys at most and runs (Redis's EVICT_RUNNING, Dispatcher+Memory.swift).
+//   So a limit lowered far below use never holds the core for one long
+//   stretch.
 // - Not while a snapshot is written (see `perform`).
 // - When it cannot: nothing evictable left (or noeviction) and still over
 //   the limit. Then the commands that may grow memory are refused with OOM
@@ -80,22 +81,27 @@ final class Evictor {
     /// process holds its copy outside used_memory; kvd's view shares the
     /// heap. Writes during the save may take memory past the limit, which
     /// eviction takes back once it ends.
-    func perform(_ databases: Databases) -> Outcome {
+    ///
+    /// `atMost` caps the keys this call evicts (a command's share while
+    /// the loop's own turns evict the rest).
+    func perform(_ databases: Databases, atMost: Int = .max) -> Outcome {
         let policy = databases.memory
         guard !databases.fence.isOpen else { return lastOutcome == .failed ? .failed : .ok }
-        lastOutcome = evict(databases, policy)
+        lastOutcome = evict(databases, policy, atMost: atMost)
         return lastOutcome
     }
 
-    private func evict(_ databases: Databases, _ policy: MemoryPolicy) -> Outcome {
+    private func evict(_ databases: Databases, _ policy: MemoryPolicy, atMost: Int) -> Outcome {
         guard policy.maxmemory > 0, usedMemory() > policy.maxmemory else { return .ok }
         guard policy.policy != .noEviction else { return .failed }
         let start = monotonicNanoseconds()
         let limit = policy.evictionTimeLimit
+        var evicted = 0
         while usedMemory() > policy.maxmemory {
             guard evictOne(databases) else { return .failed }
             evictedKeys += 1
-            if (monotonicNanoseconds() - start) / 1000 > limit { return .running }
+            evicted += 1
+            if evicted >= atMost || (monotonicNanoseconds() - start) / 1000 > limit { return .running }
         }
         return .ok
     }
