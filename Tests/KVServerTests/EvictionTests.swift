@@ -205,6 +205,7 @@ private func key(_ i: Int) -> [UInt8] { Array("k\(i)".utf8) }
             run(dispatcher, "EVAL", "redis.call('del', KEYS[1]); return redis.call('set', KEYS[1], 2)", "1", "x")
                 == "+OK\r\n")
         #expect(run(dispatcher, "EVAL", "#!lua\nreturn 1", "0") == "-" + oom + "\r\n")
+        #expect(run(dispatcher, "EVAL", "#!lua flags=\nreturn 1", "0") == "-" + oom + "\r\n")  // none declared
         #expect(run(dispatcher, "EVAL", "#!lua flags=no-writes\nreturn 1", "0") == ":1\r\n")
         // A shebang load refuses is its own error, not OOM (as in Redis).
         #expect(

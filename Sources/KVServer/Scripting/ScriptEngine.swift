@@ -187,7 +187,9 @@ final class ScriptEngine {
                 guard option.hasPrefix("flags=") else {
                     return .failure(ScriptError("ERR Unknown lua shebang option: \(option)"))
                 }
-                for flag in option.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false) {
+                // `flags=` alone declares none (Redis's split of an empty
+                // string has no parts); an empty part elsewhere is refused.
+                for flag in ScriptEngine.flagParts(option.dropFirst(6)) {
                     guard ScriptEngine.shebangFlagNames.contains(String(flag)) else {
                         return .failure(ScriptError("ERR Unexpected flag in script shebang: \(flag)"))
                     }
@@ -225,12 +227,18 @@ final class ScriptEngine {
         var flags: [String] = []
         for option in parts.dropFirst() {
             guard option.hasPrefix("flags=") else { return nil }
-            for flag in option.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false) {
+            for flag in ScriptEngine.flagParts(option.dropFirst(6)) {
                 guard ScriptEngine.shebangFlagNames.contains(String(flag)) else { return nil }
                 flags.append(String(flag))
             }
         }
         return flags
+    }
+
+    /// The comma-separated parts of a shebang's `flags=` value: none for
+    /// an empty value, as Redis splits it.
+    static func flagParts(_ text: Substring) -> [Substring] {
+        text.isEmpty ? [] : text.split(separator: ",", omittingEmptySubsequences: false)
     }
 
     /// The flags a shebang may declare.
