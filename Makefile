@@ -69,7 +69,9 @@ lint:
 # searches byte for byte with redis-server's (tools/hll-differential.py,
 # tools/geo-differential.py), the change count (rdb_changes_since_last_save,
 # what save points compare) after every command as redis-server's
-# (tools/changes-differential.py), hashes through their listpack and
+# (tools/changes-differential.py), the keyspace notifications each command
+# publishes, as redis-server's (tools/notifications-differential.py),
+# hashes through their listpack and
 # hashtable forms, DUMP and RESTORE both ways (tools/hash-differential.py),
 # INFO's used_memory against what was stored and freed
 # (tools/used-memory-check.py), maxmemory's eight policies as Redis's
@@ -95,6 +97,7 @@ test-kvd: py-deps
 	$(BOUND) 300 $(VENV)/bin/python tools/hll-differential.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/geo-differential.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/changes-differential.py .build/debug/kvd
+	$(BOUND) 300 $(VENV)/bin/python tools/notifications-differential.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/hash-differential.py .build/debug/kvd
 	$(BOUND) 120 $(VENV)/bin/python tools/used-memory-check.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/eviction-check.py .build/debug/kvd

@@ -1,10 +1,12 @@
 """Differential checks: the same commands to redis-server and kvd over raw
 RESP2 and RESP3 connections, each reply compared byte for byte (no client
 library in between to parse numbers into floats), between a redis-server
-and a kvd it starts (`redis_and_kvd`). Shared by tools/hll-differential.py,
-tools/geo-differential.py and tools/changes-differential.py.
+and a kvd it starts (`redis_and_kvd`), and clients parked on a blocking
+command (`park`). Shared by tools/hll-differential.py,
+tools/geo-differential.py, tools/changes-differential.py and
+tools/notifications-differential.py.
 """
-import contextlib, socket, tempfile
+import contextlib, socket, tempfile, time
 from persistence_data import launch, stop
 
 
@@ -59,6 +61,32 @@ class Raw:
     def send(self, command):
         self.socket.sendall(encode(command))
         return self.reply()
+
+
+# Clients parked on a blocking command, each served by another client's
+# push (the blocking command, the push).
+PARKED_CASES = ((["BLPOP", "q", "5"], ["RPUSH", "q", "x", "y"]),
+                (["BRPOP", "q", "5"], ["LPUSH", "q", "x"]),
+                (["BLMOVE", "q", "d", "LEFT", "RIGHT", "5"], ["RPUSH", "q", "x"]),
+                (["BRPOPLPUSH", "q", "q", "5"], ["RPUSH", "q", "x", "y"]),
+                (["BLMPOP", "5", "1", "q", "LEFT", "COUNT", "3"], ["RPUSH", "q", "x", "y", "z", "w"]),
+                (["BZPOPMIN", "z", "5"], ["ZADD", "z", "1", "a", "2", "b"]),
+                (["BZMPOP", "5", "1", "z", "MIN", "COUNT", "5"], ["ZADD", "z", "1", "a", "2", "b"]))
+
+
+def park(port, watcher, block):
+    """A new connection to `port` that sent `block` and is parked on it, as
+    `watcher` (another connection to the same server) sees in INFO, within
+    a bounded wait: a push sent after it serves the parked client, where one
+    sent before would let the command pop at once."""
+    parked = Raw(port, 2)
+    parked.socket.sendall(encode(block))
+    deadline = time.monotonic() + 10
+    while b"blocked_clients:1\r\n" not in watcher.send(["INFO", "clients"]):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"FAIL: {' '.join(block)} was not parked within 10 s on port {port}")
+        time.sleep(0.001)
+    return parked
 
 
 class Differential:

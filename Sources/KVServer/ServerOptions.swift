@@ -57,6 +57,9 @@ public struct ServerOptions: Sendable {
     /// (Storage/Eviction/).
     public var maxmemory = 0
     public var maxmemoryPolicy = "noeviction"
+    /// Redis's `notify-keyspace-events`: the classes of keyspace
+    /// notifications published (empty: none, as Redis's default).
+    public var notifyKeyspaceEvents = ""
     /// Redis's `dir`: where the snapshot is loaded from at start and saved
     /// to. nil: no snapshots at all (the library's default, so that tests
     /// never touch the working directory); kvd's command line makes it ".".
@@ -138,6 +141,10 @@ public struct ServerOptions: Sendable {
                              volatile-lru, allkeys-lfu, volatile-lfu,
                              allkeys-random, volatile-random or volatile-ttl
                              (default noeviction, as Redis)
+          --notify-keyspace-events CLASSES
+                             publish keyspace notifications of these classes,
+                             in Redis's letters (K, E, A, g$lshzxetd, n;
+                             default none; m, key misses, is not supported)
           --requirepass PASSWORD
                              clients must AUTH with PASSWORD (user "default")
                              before anything else (default: no password)
@@ -269,6 +276,17 @@ public struct ServerOptions: Sendable {
                             + EvictionPolicy.allCases.map(\.name).joined(separator: ", ") + "; got '\(policy)'")
                 }
                 options.maxmemoryPolicy = policy
+            case "--notify-keyspace-events":
+                let classes = try value("--notify-keyspace-events")
+                guard let parsed = KeyspaceEventClasses(letters: Array(classes.utf8)) else {
+                    throw UsageError(
+                        description: "--notify-keyspace-events: " + KeyspaceEventClasses.invalidLetterError
+                            + " Got '\(classes)'")
+                }
+                if let unsupported = parsed.unsupportedError {
+                    throw UsageError(description: "--notify-keyspace-events: " + unsupported)
+                }
+                options.notifyKeyspaceEvents = classes
             case "--requirepass":
                 let password = try value("--requirepass")
                 guard !password.isEmpty else {

@@ -24,7 +24,7 @@ private func bitop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     }
     let length = sources.map(\.count).max() ?? 0
     guard length > 0 else {
-        _ = ks.remove(r.raw(2))
+        if ks.remove(r.raw(2)) { ks.notify(.generic, "del", r.raw(2)) }
         return out.integer(0)
     }
     var result = [UInt8](repeating: 0, count: length)
@@ -51,5 +51,6 @@ private func bitop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         }
     }
     ks.set(r[2], result, expiresAt: nil)
+    ks.notify(.string, "set", r.raw(2))
     out.integer(length)
 }

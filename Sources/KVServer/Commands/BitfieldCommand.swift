@@ -130,6 +130,7 @@ private func bitfield(_ ks: Keyspace, _ r: Request, readOnly: Bool, _ out: inout
         }
     }
     if changes > 1 { ks.fence.changes += changes - 1 }
+    if changes > 0 { ks.notify(.string, "setbit", r.raw(1)) }
     out.arrayHeader(replies.count)
     for reply in replies {
         if let reply { out.integer(Int(reply)) } else { out.null() }

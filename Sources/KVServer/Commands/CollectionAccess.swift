@@ -96,9 +96,14 @@ extension Keyspace {
     }
 
     /// After a command changed the collection at `key` in place: its
-    /// watchers see the change, and an emptied collection is deleted.
-    func changedCollection(_ key: UnsafeRawBufferPointer, count: Int) {
+    /// watchers see the change, `event` is notified, and an emptied
+    /// collection is deleted (a `del` event after it, as in Redis).
+    func changedCollection(
+        _ key: UnsafeRawBufferPointer, count: Int, _ type: KeyspaceEventClasses, _ event: StaticString
+    ) {
         if count == 0 { remove(key) } else { changed(key) }
+        notify(type, event, key)
+        if count == 0 { notify(.generic, "del", key) }
     }
 }
 

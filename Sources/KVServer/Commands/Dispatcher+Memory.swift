@@ -141,6 +141,7 @@ extension Dispatcher {
             try? owner.post { dispatcher in
                 dispatcher.evictor.isContinuing = false
                 if !dispatcher.pause.active { dispatcher.evict() }
+                dispatcher.flushPushes()  // the evicted keys' notifications
             }
         }
         return outcome

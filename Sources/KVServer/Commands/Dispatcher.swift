@@ -127,6 +127,9 @@ public final class Dispatcher {
         stats.slowlog.maxLength = settings.options.slowlogMaxLength
         databases.memory.maxmemory = settings.options.maxmemory
         databases.memory.policy = EvictionPolicy(name: Array(settings.options.maxmemoryPolicy.utf8)) ?? .noEviction
+        databases.events.classes =
+            KeyspaceEventClasses(letters: Array(settings.options.notifyKeyspaceEvents.utf8)) ?? []
+        databases.events.publish = { [pubsub] channel, message in pubsub.publish(channel, message) }
     }
 
     /// Redis's `timeout`: from now on, a client idle for `seconds` is

@@ -81,10 +81,16 @@ private func restore(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     // Redis adds the clock to a relative TTL without a check; so does this.
     let deadline: Int64? = ttl == 0 ? nil : absolute ? Int64(ttl) : Int64(ttl) &+ now
     if let deadline, deadline <= now {
-        if replace { ks.remove(key) }
+        if replace && ks.remove(key) { ks.notify(.generic, "del", key) }
         return out.ok()
     }
-    // Storing replaces what REPLACE lets go (one change, as Redis counts one).
+    // What REPLACE lets go is deleted first, so the restored key is a new
+    // one, as in Redis (one change, as Redis counts one).
+    if replace {
+        let mark = ks.changeMark
+        ks.remove(key)
+        ks.countChanges(0, since: mark)
+    }
     switch value {
     case .string(let bytes): ks.set(key, bytes, expiresAt: deadline)
     case .collection(let collection): ks.store(key, collection, expiresAt: deadline)
@@ -96,5 +102,6 @@ private func restore(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         key,
         ks.memory.restoredAccess(idleSeconds: idleTime, frequency: frequency, now: now)
             ?? ks.memory.initialAccess(now: now))
+    ks.notify(.generic, "restore", key)
     out.ok()
 }

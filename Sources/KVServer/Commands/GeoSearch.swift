@@ -209,7 +209,7 @@ private func geoSearch(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter, s
     if any && count == 0 { return out.error("ERR the ANY argument requires COUNT argument") }
     guard let sortedSet = found else {
         guard let storeKey else { return out.arrayHeader(0) }
-        ks.remove(r.raw(storeKey))
+        if ks.remove(r.raw(storeKey)) { ks.notify(.generic, "del", r.raw(storeKey)) }
         return out.integer(0)
     }
     // COUNT without an order means the nearest (not with ANY).
@@ -232,7 +232,8 @@ private func geoSearch(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter, s
     if count > 0 && points.count > count { points.removeLast(points.count - count) }
     if let storeKey {
         let members = points.map { ($0.member, storeDistance ? $0.distance / shape.unit : $0.score) }
-        storeSortedSet(ks, r.raw(storeKey), members)
+        storeSortedSet(
+            ks, r.raw(storeKey), members, kind.contains(.search) ? "geosearchstore" : "georadiusstore")
         // Redis counts a change per member stored.
         if members.count > 1 { ks.fence.changes += members.count - 1 }
         return out.integer(members.count)

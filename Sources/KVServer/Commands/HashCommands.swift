@@ -27,7 +27,7 @@ let hashCommands: [Command] = [
         guard let hash = found else { return out.integer(0) }
         var removed = 0
         for index in 2..<r.count where hash.remove(r.raw(index)) { removed += 1 }
-        if removed > 0 { ks.changedCollection(r.raw(1), count: hash.count) }
+        if removed > 0 { ks.changedCollection(r.raw(1), count: hash.count, .hash, "hdel") }
         ks.countChanges(removed, since: mark)
         out.integer(removed)
     },
@@ -60,6 +60,7 @@ private func hset(_ ks: Keyspace, _ r: Request, _ name: String, _ out: inout Rep
         added += 1
     }
     ks.changed(r.raw(1))
+    ks.notify(.hash, "hset", r.raw(1))
     ks.countChanges((r.count - 2) / 2, since: mark)
     if name == "hset" { out.integer(added) } else { out.ok() }
 }
@@ -70,6 +71,7 @@ private func hsetnx(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard hash.value(of: r.raw(2)) == nil else { return out.integer(0) }
     hash.set(r.raw(2), r.raw(3), ks.limits)
     ks.changed(r.raw(1))
+    ks.notify(.hash, "hset", r.raw(1))
     ks.countChanges(1, since: mark)
     out.integer(1)
 }
@@ -103,6 +105,7 @@ private func hincrby(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard !overflow else { return out.error("ERR increment or decrement would overflow") }
     hash.set(r[2], decimalBytes(result), ks.limits)
     ks.changed(r.raw(1))
+    ks.notify(.hash, "hincrby", r.raw(1))
     ks.countChanges(1, since: mark)
     out.integer(result)
 }
@@ -124,6 +127,7 @@ private func hincrbyfloat(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter
     let text = humanReadable(result)
     hash.set(r[2], text, ks.limits)
     ks.changed(r.raw(1))
+    ks.notify(.hash, "hincrbyfloat", r.raw(1))
     ks.countChanges(1, since: mark)
     out.bulk(text)
 }

@@ -70,6 +70,7 @@ private func pfadd(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         guard case .done(let grown) = found else { return }
         // Redis counts a change per register grown.
         if grown > 1 { ks.fence.changes += grown - 1 }
+        if grown > 0 { ks.notify(.string, "pfadd", r.raw(1)) }
         return out.integer(grown > 0 ? 1 : 0)
     }
     var value = HyperLogLog.empty()
@@ -80,6 +81,7 @@ private func pfadd(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     HyperLogLog.invalidateCache(&value)
     ks.set(r.raw(1), storing: value, expiresAt: nil)
     ks.fence.changes += grown - 1
+    ks.notify(.string, "pfadd", r.raw(1))
     out.integer(1)
 }
 
@@ -154,6 +156,7 @@ private func pfmerge(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         _ = write(&value)
         ks.set(r.raw(1), storing: value, expiresAt: nil)
     }
+    ks.notify(.string, "pfadd", r.raw(1))
     out.ok()
 }
 

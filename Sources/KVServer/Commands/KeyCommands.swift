@@ -39,9 +39,14 @@ private func rename(_ ks: Keyspace, _ r: Request, onlyIfAbsent: Bool, _ out: ino
     if r[1] == r[2] { return onlyIfAbsent ? out.integer(0) : out.ok() }
     if onlyIfAbsent && ks.lookup(r[2], now: now) != nil { return out.integer(0) }
     let mark = ks.changeMark
+    // The old value at the new name goes first, so the name is a new key
+    // (Redis deletes it, then adds the moved value: a "new" event).
+    ks.remove(r[2])
     ks.put(r[2], entry)
     ks.remove(r[1])
     ks.countChanges(1, since: mark)
+    ks.notify(.generic, "rename_from", r.raw(1))
+    ks.notify(.generic, "rename_to", r.raw(2))
     if onlyIfAbsent { out.integer(1) } else { out.ok() }
 }
 

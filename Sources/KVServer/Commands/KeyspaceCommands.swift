@@ -158,6 +158,8 @@ func setGeneric(
     } else {
         ks.set(key, value, expiresAt: deadline)
     }
+    ks.notify(.string, "set", key)
+    if options.expire != nil { ks.notify(.generic, "expire", key) }
     if !options.get {
         if let okReply { out.integer(okReply) } else { out.ok() }
     }
@@ -167,6 +169,7 @@ private func getset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let old = ks.lookup(r[1], now: ks.now)
     if old?.collection != nil { return out.error(wrongTypeError) }
     ks.set(r[1], r[2], expiresAt: nil)
+    ks.notify(.string, "set", r.raw(1))
     if let old { out.bulk(old.value) } else { out.null() }
 }
 
@@ -175,6 +178,7 @@ func del(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     var removed = 0
     for index in 1..<r.count where ks.lookup(r.raw(index), now: now) != nil {
         ks.remove(r.raw(index))
+        ks.notify(.generic, "del", r.raw(index))
         removed += 1
     }
     out.integer(removed)
@@ -223,7 +227,9 @@ private func incrementBy(_ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ amount
             return .result(amount)
         }()
     switch outcome {
-    case .result(let result): out.integer(result)
+    case .result(let result):
+        ks.notify(.string, "incrby", key)
+        out.integer(result)
     case .notAnInteger: out.error(notAnInteger)
     case .overflow: out.error("ERR increment or decrement would overflow")
     case .wrongType: out.error(wrongTypeError)
@@ -243,6 +249,7 @@ private func append(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         ks.set(r[1], r[2], expiresAt: nil)
         out.integer(r[2].count)
     }
+    ks.notify(.string, "append", r.raw(1))
 }
 
 private func strlen(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -268,6 +275,7 @@ private func mset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     var index = 1
     while index < r.count {
         ks.set(r.raw(index), r.raw(index + 1), expiresAt: nil)
+        ks.notify(.string, "set", r.raw(index))
         index += 2
     }
     out.ok()
@@ -306,14 +314,17 @@ private func expire(
     let base = relative ? now : 0
     guard when <= Int64.max - base else { return out.error(invalidExpireTime(name)) }
     when += base
+    var removed = false
     let changed = ks.changeExpiry(r.raw(1), now: now) { current in
         if nx && current != nil { return .keep }
         if xx && current == nil { return .keep }
         // No expiry counts as an infinite one for GT and LT.
         if gt, current == nil || when <= current! { return .keep }
         if lt, let current, when >= current { return .keep }
-        return when <= now ? .remove : .expire(at: when)
+        removed = when <= now
+        return removed ? .remove : .expire(at: when)
     }
+    if changed == true { ks.notify(.generic, removed ? "del" : "expire", r.raw(1)) }
     out.integer(changed == true ? 1 : 0)
 }
 
@@ -330,6 +341,7 @@ private func ttl(_ ks: Keyspace, _ key: [UInt8], milliseconds: Bool, absolute: B
 
 private func persist(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let changed = ks.changeExpiry(r.raw(1), now: ks.now) { $0 == nil ? .keep : .persist }
+    if changed == true { ks.notify(.generic, "persist", r.raw(1)) }
     out.integer(changed == true ? 1 : 0)
 }
 

@@ -75,6 +75,7 @@ private func push(_ ks: Keyspace, _ r: Request, _ end: ListEnd, onlyIfExists: Bo
         if end == .head { list.pushFront(r.raw(index)) } else { list.pushBack(r.raw(index)) }
     }
     ks.changed(r.raw(1))
+    ks.notify(.list, end == .head ? "lpush" : "rpush", r.raw(1))
     ks.countChanges(r.count - 2, since: mark)
     out.integer(list.count)
 }
@@ -117,7 +118,7 @@ func popFor(
     } else {
         pop(list, end, &out)
     }
-    ks.changedCollection(key, count: list.count)
+    ks.changedCollection(key, count: list.count, .list, end == .head ? "lpop" : "rpop")
     ks.countChanges(before - list.count, since: mark)
 }
 
@@ -144,7 +145,8 @@ func move(
     guard let target = ks.listForWriting(destination, &out) else { return }
     if to == .head { target.pushFront(element) } else { target.pushBack(element) }
     ks.changed(destination)
-    ks.changedCollection(source, count: list.count)
+    ks.notify(.list, to == .head ? "lpush" : "rpush", destination)
+    ks.changedCollection(source, count: list.count, .list, from == .head ? "lpop" : "rpop")
     ks.countChanges(1, since: mark)
     out.bulk(element)
 }
@@ -230,6 +232,7 @@ private func lset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard index >= 0 && index < list.count else { return out.error("ERR index out of range") }
     list.replace(at: index, with: r.raw(3))
     ks.changed(r.raw(1))
+    ks.notify(.list, "lset", r.raw(1))
     out.ok()
 }
 
@@ -253,6 +256,7 @@ private func linsert(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let index = pivotIndex else { return out.integer(-1) }
     list.insert(r.raw(4), at: after ? index + 1 : index)
     ks.changed(r.raw(1))
+    ks.notify(.list, "linsert", r.raw(1))
     out.integer(list.count)
 }
 
@@ -266,7 +270,7 @@ private func lrem(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let removed = list.removeAll(limit: Int(clamping: count.magnitude), fromBack: count < 0) {
         $0.elementsEqual(element)
     }
-    if removed > 0 { ks.changedCollection(r.raw(1), count: list.count) }
+    if removed > 0 { ks.changedCollection(r.raw(1), count: list.count, .list, "lrem") }
     ks.countChanges(removed, since: mark)
     out.integer(removed)
 }
@@ -282,7 +286,7 @@ private func ltrim(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     } else {
         list.keep(0..<0)
     }
-    ks.changedCollection(r.raw(1), count: list.count)
+    ks.changedCollection(r.raw(1), count: list.count, .list, "ltrim")
     ks.countChanges(before - list.count, since: mark)
     out.ok()
 }

@@ -432,6 +432,8 @@ extension Dispatcher {
         source.remove(r[1])
         destination.put(r[1], entry)
         source.countChanges(1, since: mark)
+        source.notify(.generic, "move_from", r.raw(1))
+        destination.notify(.generic, "move_to", r.raw(1))
         out.integer(1)
     }
 
@@ -460,8 +462,15 @@ extension Dispatcher {
         let now = databases.clock.now
         guard let entry = databases[session.database].lookup(r[1], now: now) else { return out.integer(0) }
         let destination = databases[target]
-        if destination.lookup(r[2], now: now) != nil && !replace { return out.integer(0) }
+        if destination.lookup(r[2], now: now) != nil {
+            guard replace else { return out.integer(0) }
+            // Deleted first, so the copy is a new key, as in Redis.
+            let mark = destination.changeMark
+            destination.remove(r[2])
+            destination.countChanges(0, since: mark)
+        }
         destination.put(r[2], entry, copying: true)
+        destination.notify(.generic, "copy_to", r.raw(2))
         out.integer(1)
     }
 }

@@ -9,7 +9,10 @@ let setCommands: [Command] = [
         guard let set = ks.setForWriting(r.raw(1), &out) else { return }
         var added = 0
         for index in 2..<r.count where set.add(r.raw(index), ks.limits) { added += 1 }
-        if added > 0 { ks.changed(r.raw(1)) }
+        if added > 0 {
+            ks.changed(r.raw(1))
+            ks.notify(.set, "sadd", r.raw(1))
+        }
         ks.countChanges(added, since: mark)
         out.integer(added)
     },
@@ -19,7 +22,7 @@ let setCommands: [Command] = [
         guard let set = found else { return out.integer(0) }
         var removed = 0
         for index in 2..<r.count where set.remove(r.raw(index)) { removed += 1 }
-        if removed > 0 { ks.changedCollection(r.raw(1), count: set.count) }
+        if removed > 0 { ks.changedCollection(r.raw(1), count: set.count, .set, "srem") }
         ks.countChanges(removed, since: mark)
         out.integer(removed)
     },
@@ -79,7 +82,7 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         out.bulk(member)
         // The random pick is logged as what it removed (Redis's SREM).
         ks.propagate([Array("SREM".utf8), r[1], member])
-        return ks.changedCollection(r.raw(1), count: set.count)
+        return ks.changedCollection(r.raw(1), count: set.count, .set, "spop")
     }
     guard let requested = parsePositive(r.raw(2), message: "value is out of range, must be positive", &out) else {
         return
@@ -92,7 +95,7 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         out.setHeader(set.count)
         for position in 0..<set.count { out.bulk(set[position]) }
         ks.propagate([Array("DEL".utf8), r[1]])
-        ks.changedCollection(r.raw(1), count: 0)
+        ks.changedCollection(r.raw(1), count: 0, .set, "spop")
         return ks.countChanges(set.count, since: mark)
     }
     out.setHeader(requested)
@@ -103,7 +106,7 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         if ks.feed.isOn { removed.append(member) }
     }
     ks.propagate(removed)
-    ks.changedCollection(r.raw(1), count: set.count)
+    ks.changedCollection(r.raw(1), count: set.count, .set, "spop")
     ks.countChanges(requested, since: mark)
 }
 
@@ -137,11 +140,14 @@ private func smove(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     }
     guard from.remove(r.raw(3)) else { return out.integer(0) }
     let mark = ks.changeMark
-    ks.changedCollection(r.raw(1), count: from.count)
+    ks.changedCollection(r.raw(1), count: from.count, .set, "srem")
     guard let to = ks.setForWriting(r.raw(2), &out) else { return }
     // The destination changes (for WATCH) only when the member is new to it.
     let added = to.add(r.raw(3), ks.limits)
-    if added { ks.changed(r.raw(2)) }
+    if added {
+        ks.changed(r.raw(2))
+        ks.notify(.set, "sadd", r.raw(2))
+    }
     ks.countChanges(added ? 2 : 1, since: mark)
     out.integer(1)
 }
@@ -210,9 +216,14 @@ private func combine(
         return
     }
     if result.count == 0 {
-        ks.remove(destination)
+        if ks.remove(destination) { ks.notify(.generic, "del", destination) }
     } else {
         ks.store(destination, .set(result))
+        switch operation {
+        case .intersection: ks.notify(.set, "sinterstore", destination)
+        case .union: ks.notify(.set, "sunionstore", destination)
+        case .difference: ks.notify(.set, "sdiffstore", destination)
+        }
     }
     out.integer(result.count)
 }

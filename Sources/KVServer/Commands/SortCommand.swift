@@ -160,8 +160,9 @@ extension Dispatcher {
                 let mark = keyspace.changeMark
                 keyspace.store(key, .list(list))
                 keyspace.countChanges(list.count, since: mark)
-            } else {
-                _ = keyspace.remove(key)
+                keyspace.notify(.list, "sortstore", key)
+            } else if keyspace.remove(key) {
+                keyspace.notify(.generic, "del", key)
             }
         }
         out.integer(list.count)

@@ -18,7 +18,7 @@ let sortedSetCommands: [Command] = [
         guard let sortedSet = found else { return out.integer(0) }
         var removed = 0
         for index in 2..<r.count where sortedSet.remove(r[index]) { removed += 1 }
-        if removed > 0 { ks.changedCollection(r.raw(1), count: sortedSet.count) }
+        if removed > 0 { ks.changedCollection(r.raw(1), count: sortedSet.count, .sortedSet, "zrem") }
         ks.countChanges(removed, since: mark)
         out.integer(removed)
     },
@@ -162,7 +162,10 @@ private func zadd(_ ks: Keyspace, _ r: Request, incrementOnly: Bool, _ out: inou
             processed += 1
             lastScore = score
         }
-        if added + updated > 0 { ks.changed(r.raw(1)) }
+        if added + updated > 0 {
+            ks.changed(r.raw(1))
+            ks.notify(.sortedSet, incr ? "zincr" : "zadd", r.raw(1))
+        }
         if sortedSet.count == 0 { ks.remove(r.raw(1)) }
         ks.countChanges(added + updated, since: mark)
     }
@@ -318,17 +321,19 @@ private func zrange(
     guard let found = ks.lookupSortedSet(r.raw(start), &out) else { return }
     let result = found.map(pick) ?? []
     if let store {
-        storeSortedSet(ks, store, result.map { ($0.member, $0.score) })
+        storeSortedSet(ks, store, result.map { ($0.member, $0.score) }, "zrangestore")
         return out.integer(result.count)
     }
     replyScored(result, withScores: withScores, &out)
 }
 
-/// Stores `members` as the sorted set at `key` (the key goes when there
-/// are none).
-func storeSortedSet(_ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ members: [ScoredMember]) {
+/// Stores `members` as the sorted set at `key` and notifies `event` (the
+/// key goes when there are none: a `del` event if it was there).
+func storeSortedSet(
+    _ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ members: [ScoredMember], _ event: StaticString
+) {
     guard !members.isEmpty else {
-        ks.remove(key)
+        if ks.remove(key) { ks.notify(.generic, "del", key) }
         return
     }
     let sortedSet = SortedSetValue()
@@ -341,6 +346,7 @@ func storeSortedSet(_ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ members: [S
         for (member, score) in members { sortedSet.set(member, score, ks.limits) }
     }
     ks.store(key, .sortedSet(sortedSet))
+    ks.notify(.sortedSet, event, key)
 }
 
 /// An array of members, with their scores when asked: flat in RESP2,
@@ -389,7 +395,15 @@ private func removeRange(_ ks: Keyspace, _ r: Request, _ kind: RangeKind, _ out:
     let mark = ks.changeMark
     let doomed = pick(sortedSet)
     for node in doomed { sortedSet.remove(node) }
-    if !doomed.isEmpty { ks.changedCollection(r.raw(1), count: sortedSet.count) }
+    if !doomed.isEmpty {
+        let event: StaticString =
+            switch kind {
+            case .score: "zremrangebyscore"
+            case .lex: "zremrangebylex"
+            default: "zremrangebyrank"
+            }
+        ks.changedCollection(r.raw(1), count: sortedSet.count, .sortedSet, event)
+    }
     ks.countChanges(doomed.count, since: mark)
     out.integer(doomed.count)
 }
@@ -436,7 +450,7 @@ func popScores(
         out.bulk(member)
         out.double(score)
     }
-    ks.changedCollection(key, count: sortedSet.count)
+    ks.changedCollection(key, count: sortedSet.count, .sortedSet, max ? "zpopmax" : "zpopmin")
     ks.countChanges(taken, since: mark)
 }
 
@@ -581,7 +595,13 @@ private func combine(
     }
     func finish(_ sorted: [ScoredMember]) {
         if store {
-            storeSortedSet(ks, r.raw(1), sorted)
+            let event: StaticString =
+                switch operation {
+                case .union: "zunionstore"
+                case .intersection: "zinterstore"
+                case .difference: "zdiffstore"
+                }
+            storeSortedSet(ks, r.raw(1), sorted, event)
             return out.integer(sorted.count)
         }
         replyScored(sorted, withScores: withScores, &out)

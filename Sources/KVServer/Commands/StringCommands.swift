@@ -24,6 +24,7 @@ let stringCommands: [Command] = [
         guard entry.collection == nil else { return out.error(wrongTypeError) }
         out.bulk(entry.value)
         ks.remove(r[1])
+        ks.notify(.generic, "del", r.raw(1))
     },
     Command("setrange", arity: 4, keys: .one, setrange),
     Command("getrange", arity: 4, keys: .one, getrange),
@@ -136,7 +137,10 @@ private func msetnx(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     for index in stride(from: 1, to: r.count, by: 2) where ks.lookup(r[index], now: now) != nil {
         return out.integer(0)
     }
-    for index in stride(from: 1, to: r.count, by: 2) { ks.set(r[index], r[index + 1], expiresAt: nil) }
+    for index in stride(from: 1, to: r.count, by: 2) {
+        ks.set(r[index], r[index + 1], expiresAt: nil)
+        ks.notify(.string, "set", r.raw(index))
+    }
     out.integer(1)
 }
 
@@ -152,9 +156,16 @@ private func getex(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     }
     out.bulk(entry.value)
     if let deadline {
-        if deadline <= now { ks.remove(r[1]) } else { ks.setExpiry(r[1], deadline) }
+        if deadline <= now {
+            ks.remove(r[1])
+            ks.notify(.generic, "del", r.raw(1))
+        } else {
+            ks.setExpiry(r[1], deadline)
+            ks.notify(.generic, "expire", r.raw(1))
+        }
     } else if options.persist && entry.expiresAt != nil {
         ks.setExpiry(r[1], nil)
+        ks.notify(.generic, "persist", r.raw(1))
     }
 }
 
@@ -179,6 +190,7 @@ private func setrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         stored.replaceSubrange(offset..<offset + value.count, with: value)
         return stored.count
     }
+    ks.notify(.string, "setrange", r.raw(1))
     out.integer(length ?? 0)
 }
 
@@ -221,18 +233,20 @@ private func setbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         var value = [UInt8](repeating: 0, count: byte + 1)
         if bit == 1 { value[byte] |= mask }
         ks.set(r[1], value, expiresAt: nil)
+        ks.notify(.string, "setbit", r.raw(1))
         return out.integer(0)
     }
     // A change only when the string grew or the bit flipped, as Redis 7.0
     // counts it (rdb_changes_since_last_save, WATCH, the append-only file).
-    let old = ks.update(r.raw(1), now: now, ifCollection: { 0 }) { value in
+    let old = ks.update(r.raw(1), now: now, ifCollection: { (0, changed: false) }) { value in
         let grew = value.count <= byte
         if grew { value.append(contentsOf: repeatElement(0, count: byte + 1 - value.count)) }
         let was = value[byte] & mask != 0 ? 1 : 0
         if bit == 1 { value[byte] |= mask } else { value[byte] &= ~mask }
-        return (was, changed: grew || was != bit)
+        return ((was, changed: grew || was != bit), changed: grew || was != bit)
     }
-    out.integer(old ?? 0)
+    if old?.changed == true { ks.notify(.string, "setbit", r.raw(1)) }
+    out.integer(old?.0 ?? 0)
 }
 
 private func getbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
@@ -503,5 +517,6 @@ private func incrbyfloat(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
     }
     let text = humanReadable(result)
     ks.set(r[1], text, expiresAt: entry?.expiresAt)
+    ks.notify(.string, "incrbyfloat", r.raw(1))
     out.bulk(text)
 }

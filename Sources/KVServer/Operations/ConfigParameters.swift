@@ -334,6 +334,18 @@ extension ConfigParameter {
                 return nil
             },
             get: { $0.databases.memory.policy.name }),
+        // Keyspace notifications (Storage/KeyspaceEvents.swift).
+        ConfigParameter(
+            name: "notify-keyspace-events", kind: .text,
+            access: .settable { dispatcher, value in
+                guard let classes = KeyspaceEventClasses(letters: value.text) else {
+                    return KeyspaceEventClasses.invalidLetterError
+                }
+                if let unsupported = classes.unsupportedError { return unsupported }
+                dispatcher.databases.events.classes = classes
+                return nil
+            },
+            get: { $0.databases.events.classes.letters }),
         memorySetting("maxmemory-samples", \.samples, 1...intMax),
         memorySetting("maxmemory-eviction-tenacity", \.tenacity, 0...100),
         memorySetting("lfu-log-factor", \.lfuLogFactor, 0...intMax),

@@ -62,6 +62,8 @@ final class ServerCron {
     private func run(_ dispatcher: Dispatcher, through owner: LoopBound<Dispatcher>) {
         ActiveExpiry.runSlice(dispatcher, through: owner, { $0.databases }) { dispatcher, nanoseconds in
             dispatcher.stats.latencyMonitor.note("expire-cycle", nanoseconds: nanoseconds)
+            // The keyspace notifications of the keys that expired.
+            dispatcher.flushPushes()
         }
         let now = monotonicMilliseconds()
         if checksPersistence && now - lastPersistenceCheck >= 100 {

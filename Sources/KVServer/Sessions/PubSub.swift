@@ -135,15 +135,33 @@ final class PubSub {
         _ channel: [UInt8], _ message: [UInt8], shard: Bool, from publisher: ClientSession,
         into out: inout ReplyWriter
     ) -> Int {
+        fanOut(channel, message, shard: shard) { frame, subscriber in
+            if subscriber === publisher {
+                out.raw(frame)
+            } else {
+                outbox.append(frame, to: subscriber)
+            }
+        }
+    }
+
+    /// Delivers `message` on `channel` from no client (a keyspace
+    /// notification): every copy goes into the outbox.
+    func publish(_ channel: [UInt8], _ message: [UInt8]) {
+        _ = fanOut(channel, message, shard: false) { frame, subscriber in outbox.append(frame, to: subscriber) }
+    }
+
+    /// Hands each subscriber of `channel` (and, unless `shard`, of every
+    /// matching pattern) its frame; returns how many there were.
+    private func fanOut(
+        _ channel: [UInt8], _ message: [UInt8], shard: Bool, _ deliver: ([UInt8], ClientSession) -> Void
+    ) -> Int {
         var receivers = 0
         if let subscribers = shard ? shardChannels[Key(channel)] : channels[Key(channel)] {
             var frames = PushFrames([shard ? PubSub.smessage : PubSub.message, channel, message])
-            for subscriber in subscribers {
-                deliver(frames.encoded(resp3: subscriber.resp3), to: subscriber, from: publisher, &out)
-            }
+            for subscriber in subscribers { deliver(frames.encoded(resp3: subscriber.resp3), subscriber) }
             receivers += subscribers.count
         }
-        guard !shard else { return receivers }
+        guard !shard, !patternList.isEmpty else { return receivers }
         // Borrowed, not copied: no reference counting per pattern.
         var matching: [[UInt8]] = []
         channel.withUnsafeBufferPointer { channel in
@@ -156,9 +174,7 @@ final class PubSub {
         for pattern in matching {
             guard let subscribers = patterns[Key(pattern)]?.subscribers else { continue }
             var frames = PushFrames([PubSub.pmessage, pattern, channel, message])
-            for subscriber in subscribers {
-                deliver(frames.encoded(resp3: subscriber.resp3), to: subscriber, from: publisher, &out)
-            }
+            for subscriber in subscribers { deliver(frames.encoded(resp3: subscriber.resp3), subscriber) }
             receivers += subscribers.count
         }
         return receivers
@@ -167,16 +183,6 @@ final class PubSub {
     /// Pushes one MONITOR line to every monitor.
     func feedMonitors(_ line: [UInt8]) {
         for monitor in monitors { outbox.append(line, to: monitor) }
-    }
-
-    private func deliver(
-        _ frame: [UInt8], to subscriber: ClientSession, from publisher: ClientSession, _ out: inout ReplyWriter
-    ) {
-        if subscriber === publisher {
-            out.raw(frame)
-        } else {
-            outbox.append(frame, to: subscriber)
-        }
     }
 
     private func markSubscriber(_ session: ClientSession) {

@@ -19,11 +19,12 @@ final class ActiveExpiry {
     /// and posts the next while expired keys keep turning up, unless a
     /// chain of slices runs already. The databases cannot be reached from a
     /// posted job on their own: `handle` is their owner's, on the core
-    /// loop. `took` is told how long each slice ran (nanoseconds).
+    /// loop. `finished` is told when each slice ends, with how long it ran
+    /// (nanoseconds).
     static func runSlice<Owner>(
         _ owner: Owner, through handle: LoopBound<Owner>,
         _ pick: @escaping @Sendable (Owner) -> Databases,
-        took: @escaping @Sendable (Owner, UInt64) -> Void
+        finished: @escaping @Sendable (Owner, UInt64) -> Void
     ) {
         let databases = pick(owner)
         let expiry = databases.activeExpiry
@@ -33,13 +34,13 @@ final class ActiveExpiry {
         // (its tables shrink in databasesCron).
         let start = monotonicNanoseconds()
         let busy = databases.expireCycle()
-        took(owner, monotonicNanoseconds() - start)
+        finished(owner, monotonicNanoseconds() - start)
         guard busy else { return }
         expiry.sliceQueued = true
         do {
             try handle.post { owner in
                 pick(owner).activeExpiry.sliceQueued = false
-                runSlice(owner, through: handle, pick, took: took)
+                runSlice(owner, through: handle, pick, finished: finished)
             }
         } catch {
             expiry.sliceQueued = false  // the core is stopping

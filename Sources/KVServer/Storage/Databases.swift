@@ -19,6 +19,8 @@ final class Databases: RandomAccessCollection {
     let fence = SnapshotFence()
     /// The append-only file's feed, shared by every database.
     let feed = EffectFeed()
+    /// Keyspace notifications: their setting and where they go, shared by every database.
+    let events = KeyspaceEvents()
     /// The function libraries (FUNCTION LOAD): saved with the keys, kept by FLUSHALL.
     let functions = FunctionLibraries()
     /// The databases, by index.
@@ -30,8 +32,9 @@ final class Databases: RandomAccessCollection {
 
     /// Empty databases.
     init() {
-        keyspaces = (0..<Databases.selectable).map { [clock, limits, memory, fence, feed] index in
-            Keyspace(clock: clock, limits: limits, memory: memory, fence: fence, feed: feed, index: index)
+        keyspaces = (0..<Databases.selectable).map { [clock, limits, memory, fence, feed, events] index in
+            Keyspace(
+                clock: clock, limits: limits, memory: memory, fence: fence, feed: feed, events: events, index: index)
         }
     }
 

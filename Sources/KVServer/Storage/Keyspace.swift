@@ -140,6 +140,8 @@ public final class Keyspace {
     /// The append-only file's feed (shared by a dispatcher's databases):
     /// a key that expires is logged as a DEL there.
     let feed: EffectFeed
+    /// Where keyspace notifications go (shared by a dispatcher's databases).
+    let events: KeyspaceEvents
     /// This database's number (SELECT's), which the feed's effects name.
     let index: Int
 
@@ -147,14 +149,15 @@ public final class Keyspace {
     public convenience init() {
         self.init(
             clock: CommandClock(), limits: EncodingLimits(), memory: MemoryPolicy(), fence: SnapshotFence(),
-            feed: EffectFeed(), index: 0)
+            feed: EffectFeed(), events: KeyspaceEvents(), index: 0)
     }
 
     /// An empty keyspace whose commands run at `clock`'s time.
     init(
         clock: CommandClock, limits: EncodingLimits, memory: MemoryPolicy, fence: SnapshotFence, feed: EffectFeed,
-        index: Int
+        events: KeyspaceEvents, index: Int
     ) {
+        self.events = events
         self.clock = clock
         self.limits = limits
         self.memory = memory
@@ -169,6 +172,20 @@ public final class Keyspace {
         guard feed.isOn else { return }
         feed.add(index, arguments)
         feed.handled = true
+    }
+
+    /// `event` happened to `key` in this database: a keyspace notification
+    /// when the setting asks for `type` (one test of a mask when not).
+    @inline(__always)
+    func notify(_ type: KeyspaceEventClasses, _ event: StaticString, _ key: UnsafeRawBufferPointer) {
+        events.notify(type, event, key, database: index)
+    }
+
+    /// `event` happened to `key` (see the other `notify`).
+    @inline(__always)
+    func notify(_ type: KeyspaceEventClasses, _ event: StaticString, _ key: [UInt8]) {
+        guard events.wants(type) else { return }
+        key.withUnsafeBytes { events.notify(type, event, $0, database: index) }
     }
 
     /// The key table as it is now, for a snapshot: copy-on-write, so this
@@ -290,34 +307,47 @@ public final class Keyspace {
     }
 
     /// The one way a value is stored: `fill` writes the new value over
-    /// the old one (an empty array for a new key).
+    /// the old one (an empty array for a new key). A key past its deadline
+    /// expires first and the value is a new key, as Redis's lookup before
+    /// its write expires it (an `expired` event, then a `new` one).
     private func set(_ key: UnsafeRawBufferPointer, expiresAt: Int64?, _ fill: (inout [UInt8]) -> Void) {
         fence.changes += 1
-        if let index = find(key) {
-            // The common case: one hash lookup, the entry changed in place
-            // through one access (each `entries[at:]` is a trip through the
-            // shard's dictionary: five of them were a fifth of MSET's time).
-            if !watchers.isEmpty { touch(entries.key(at: index)) }
-            let hadDeadline = Keyspace.overwrite(
-                &entries[at: index], expiresAt: expiresAt, memory: memory, now: now, fill)
+        guard let index = find(key) else { return insert(key, expiresAt: expiresAt, fill) }
+        // The common case: one hash lookup, the entry changed in place
+        // through one access (each `entries[at:]` is a trip through the
+        // shard's dictionary: five of them were a fifth of MSET's time).
+        if !watchers.isEmpty { touch(entries.key(at: index)) }
+        let now = self.now
+        switch Keyspace.overwrite(
+            &entries[at: index], expiresAt: expiresAt, memory: memory, now: now,
+            expiring: now >= expiryPausedUntil, fill)
+        {
+        case .replaced(let hadDeadline):
             if hadDeadline || expiresAt != nil { reindex(at: index, deadline: expiresAt) }
-        } else {
-            let bytes = [UInt8](copying: key)
-            let stored = Key.stored(bytes)
-            touch(stored)
-            var value: [UInt8] = []
-            fill(&value)
-            // Queued first, so that the entry is stored with its handle: one
-            // hash of the new key, not two.
-            let handle = expiresAt.map { expiry.insert(bytes, deadline: $0) } ?? -1
-            entries.insert(
-                stored,
-                Entry(
-                    value: value, collection: nil, expiresAt: expiresAt, access: memory.initialAccess(now: now),
-                    expiryIndex: handle, slot: slots.count))
-            longestKey = max(longestKey, bytes.count)
-            slots.append(bytes)
+        case .expired:
+            expire(at: index, key, now: now)
+            insert(key, expiresAt: expiresAt, fill)
         }
+    }
+
+    /// Stores a new key (`set`'s other half).
+    private func insert(_ key: UnsafeRawBufferPointer, expiresAt: Int64?, _ fill: (inout [UInt8]) -> Void) {
+        let bytes = [UInt8](copying: key)
+        let stored = Key.stored(bytes)
+        touch(stored)
+        var value: [UInt8] = []
+        fill(&value)
+        // Queued first, so that the entry is stored with its handle: one
+        // hash of the new key, not two.
+        let handle = expiresAt.map { expiry.insert(bytes, deadline: $0) } ?? -1
+        entries.insert(
+            stored,
+            Entry(
+                value: value, collection: nil, expiresAt: expiresAt, access: memory.initialAccess(now: now),
+                expiryIndex: handle, slot: slots.count))
+        longestKey = max(longestKey, bytes.count)
+        slots.append(bytes)
+        notify(.newKey, "new", key)
     }
 
     /// Where the live entry for `key` is, deleting it first if it has
@@ -339,6 +369,7 @@ public final class Keyspace {
         if feed.isOn { feed.expired(self.index, key) }
         delete(at: index, expired: true)
         expiredKeys += 1
+        notify(.expired, "expired", key)
     }
 
     /// Where `key` is in `entries`, if it is there.
@@ -702,6 +733,7 @@ public final class Keyspace {
             if volatileOnly && entries.accessAndDeadline(at: index).expiresAt == nil { return false }
             if feed.isOn { feed.expired(self.index, bytes) }
             delete(at: index, expired: true)
+            notify(.evicted, "evicted", bytes)
             return true
         }
     }
@@ -744,13 +776,25 @@ public final class Keyspace {
         }
     }
 
+    /// What `overwrite` did.
+    private enum Overwrite {
+        /// The new value is stored; `hadDeadline`: the entry was in the
+        /// expiry queue.
+        case replaced(hadDeadline: Bool)
+        /// Nothing: the entry is past its deadline and `expiring` asked
+        /// for it to expire instead.
+        case expired
+    }
+
     /// Writes a new value over `entry`'s (a large old value or collection
-    /// is freed elsewhere) with the deadline `expiresAt`; true when the
-    /// entry was in the expiry queue.
+    /// is freed elsewhere) with the deadline `expiresAt`, unless the entry
+    /// is past its deadline and `expiring` (not during CLIENT PAUSE).
     @inline(__always)
     private static func overwrite(
-        _ entry: inout Entry, expiresAt: Int64?, memory: MemoryPolicy, now: Int64, _ fill: (inout [UInt8]) -> Void
-    ) -> Bool {
+        _ entry: inout Entry, expiresAt: Int64?, memory: MemoryPolicy, now: Int64, expiring: Bool,
+        _ fill: (inout [UInt8]) -> Void
+    ) -> Overwrite {
+        if expiring, let deadline = entry.expiresAt, deadline <= now { return .expired }
         // A new value is a fresh use; under LFU it keeps the key's count
         // (Redis's dbSetValue keeps the old object's frequency).
         entry.access = memory.touched(entry.access, now: now)
@@ -758,7 +802,7 @@ public final class Keyspace {
         if entry.collection != nil { Reclaimer.release(&entry.collection) }
         fill(&entry.value)
         entry.expiresAt = expiresAt
-        return entry.expiryIndex >= 0
+        return .replaced(hadDeadline: entry.expiryIndex >= 0)
     }
 
     /// Keeps the expiry queue in step with the deadline just stored at
@@ -833,8 +877,10 @@ public final class Keyspace {
                 preconditionFailure("Keyspace: the expiry queue holds a key the table does not")
             }
             if feed.isOn { expiry.key(handle).withUnsafeBytes { feed.expired(self.index, $0) } }
+            let key = events.wants(.expired) ? expiry.key(handle) : nil
             delete(at: index, expired: true)
             expiredKeys += 1
+            if let key { notify(.expired, "expired", key) }
             removed += 1
             if removed % 64 == 0 && monotonicNanoseconds() - start >= budget {
                 return expiry.first.map { $0.deadline <= now } ?? false

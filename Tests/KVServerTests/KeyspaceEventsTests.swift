@@ -1,0 +1,150 @@
+// KeyspaceEventsTests.swift: keyspace notifications (notify-keyspace-events)
+// as Redis 7.0 publishes them: both channels with Redis's exact bytes and
+// order, only the classes chosen, the expirations active expiry finds, the
+// evictions, a write over a key that is due, and the setting's letters.
+// Every command's events are compared with redis-server's by
+// tools/notifications-differential.py; these tests hold the paths that do
+// not go through a command, on both topologies.
+import Glibc
+import MainLoop
+import TestKit
+import Testing
+
+@testable import KVServer
+
+@Suite(.timeLimit(.minutes(2))) struct KeyspaceEventsTests {
+    /// A pattern subscriber's frame for `channel` and `message`.
+    private func pmessage(_ channel: String, _ message: String) -> String {
+        "*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$\(channel.utf8.count)\r\n\(channel)\r\n$\(message.utf8.count)\r\n\(message)\r\n"
+    }
+
+    /// A client subscribed to every channel, and one that sets the events.
+    private func listening(
+        _ server: Server, classes: String
+    ) throws -> (subscriber: TestClient, client: TestClient) {
+        let client = try TestClient(port: server.port)
+        let set = "CONFIG SET notify-keyspace-events \(classes)\r\n"
+        #expect(client.roundTrip(set, replyBytes: 5) == "+OK\r\n")
+        let subscriber = try TestClient(port: server.port)
+        let confirmation = "*3\r\n$10\r\npsubscribe\r\n$1\r\n*\r\n:1\r\n"
+        #expect(subscriber.roundTrip("PSUBSCRIBE *\r\n", replyBytes: confirmation.utf8.count) == confirmation)
+        return (subscriber, client)
+    }
+
+    /// The next `frames` as one string, read off `subscriber`.
+    private func received(_ subscriber: TestClient, _ frames: [String]) -> String {
+        String(decoding: subscriber.read(count: frames.joined().utf8.count), as: UTF8.self)
+    }
+
+    @Test(arguments: [0, 2]) func eachChangeIsPublishedOnBothChannelsInRedisOrder(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let (subscriber, client) = try listening(server, classes: "KEA")
+            #expect(client.roundTrip("SET foo bar EX 100\r\n", replyBytes: 5) == "+OK\r\n")
+            #expect(client.roundTrip("LPUSH list a\r\nRPOP list\r\n", replyBytes: 11) == ":1\r\n$1\r\na\r\n")
+            let expected = [
+                pmessage("__keyspace@0__:foo", "set"), pmessage("__keyevent@0__:set", "foo"),
+                pmessage("__keyspace@0__:foo", "expire"), pmessage("__keyevent@0__:expire", "foo"),
+                pmessage("__keyspace@0__:list", "lpush"), pmessage("__keyevent@0__:lpush", "list"),
+                pmessage("__keyspace@0__:list", "rpop"), pmessage("__keyevent@0__:rpop", "list"),
+                pmessage("__keyspace@0__:list", "del"), pmessage("__keyevent@0__:del", "list"),
+            ]
+            #expect(received(subscriber, expected) == expected.joined())
+        }
+    }
+
+    @Test func onlyTheChosenClassesAndChannelsArePublished() throws {
+        try withServer { server in
+            let (subscriber, client) = try listening(server, classes: "Kl")
+            // A string change, a new key, a hash change: none is a list's.
+            #expect(client.roundTrip("SET s v\r\nHSET h f v\r\n", replyBytes: 9) == "+OK\r\n:1\r\n")
+            #expect(client.roundTrip("RPUSH l x\r\n", replyBytes: 4) == ":1\r\n")
+            // A message of its own after them: nothing came between.
+            #expect(client.roundTrip("PUBLISH after done\r\n", replyBytes: 4) == ":1\r\n")
+            let expected = [
+                pmessage("__keyspace@0__:l", "rpush"),
+                "*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$5\r\nafter\r\n$4\r\ndone\r\n",
+            ]
+            #expect(received(subscriber, expected) == expected.joined())
+            // Classes without K or E publish nothing at all.
+            #expect(client.roundTrip("CONFIG SET notify-keyspace-events A\r\n", replyBytes: 5) == "+OK\r\n")
+            #expect(client.roundTrip("RPUSH l y\r\nPUBLISH after again\r\n", replyBytes: 8) == ":2\r\n:1\r\n")
+            let again = "*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$5\r\nafter\r\n$5\r\nagain\r\n"
+            #expect(received(subscriber, [again]) == again)
+        }
+    }
+
+    @Test(arguments: [0, 2]) func aKeyThatActiveExpiryRemovesIsAnnounced(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let (subscriber, client) = try listening(server, classes: "Ex")
+            // Nobody reads it again: only an expiry cycle finds it, and the
+            // cycle's own job sends the event (within the client's 10 s wait).
+            #expect(client.roundTrip("PSETEX foo 20 1\r\n", replyBytes: 5) == "+OK\r\n")
+            let expected = pmessage("__keyevent@0__:expired", "foo")
+            #expect(received(subscriber, [expected]) == expected)
+        }
+    }
+
+    @Test func anEvictedKeyIsAnnounced() throws {
+        try withServer { server in
+            let (subscriber, client) = try listening(server, classes: "Ee")
+            #expect(client.roundTrip("CONFIG SET maxmemory-policy allkeys-lru\r\n", replyBytes: 5) == "+OK\r\n")
+            #expect(client.roundTrip("SET foo bar\r\n", replyBytes: 5) == "+OK\r\n")
+            // The new limit evicts at once, in CONFIG SET's own job.
+            #expect(client.roundTrip("CONFIG SET maxmemory 1\r\n", replyBytes: 5) == "+OK\r\n")
+            let expected = pmessage("__keyevent@0__:evicted", "foo")
+            #expect(received(subscriber, [expected]) == expected)
+            #expect(client.roundTrip("CONFIG SET maxmemory 0\r\n", replyBytes: 5) == "+OK\r\n")
+        }
+    }
+
+    @Test func aWriteOverAKeyPastItsDeadlineExpiresItFirstAsANewKey() {
+        let keyspace = Keyspace()
+        var published: [String] = []
+        keyspace.events.classes = [.keyevent, .all, .newKey]
+        keyspace.events.publish = { channel, message in
+            published.append(String(decoding: channel, as: UTF8.self) + " " + String(decoding: message, as: UTF8.self))
+        }
+        let start = unixMilliseconds()
+        keyspace.clock.fixed = start
+        keyspace.set(Array("k".utf8), Array("v".utf8), expiresAt: start + 10)
+        // Due, never read: no expiry cycle runs on a keyspace of its own.
+        keyspace.clock.fixed = start + 20
+        keyspace.set(Array("k".utf8), Array("w".utf8), expiresAt: nil)
+        #expect(published == ["__keyevent@0__:new k", "__keyevent@0__:expired k", "__keyevent@0__:new k"])
+        #expect(keyspace.expiredKeys == 1)
+        #expect(keyspace.lookup(Array("k".utf8), now: start + 20)?.value == Array("w".utf8))
+        #expect(keyspace.expiresCount == 0)
+    }
+
+    @Test func theSettingTakesRedisLettersAndShowsThemInRedisOrder() throws {
+        let dispatcher = connected()
+        func roundTrip(_ letters: String) -> String {
+            let set = run(dispatcher, "CONFIG", "SET", "notify-keyspace-events", letters)
+            guard set == "+OK\r\n" else { return set }
+            return run(dispatcher, "CONFIG", "GET", "notify-keyspace-events")
+        }
+        func shown(_ letters: String) -> String {
+            "*2\r\n$22\r\nnotify-keyspace-events\r\n$\(letters.utf8.count)\r\n\(letters)\r\n"
+        }
+        // Redis's own test's four, and the rest of the alphabet.
+        #expect(roundTrip("gKE") == shown("gKE"))
+        #expect(roundTrip("$lshzxeKE") == shown("$lshzxeKE"))
+        #expect(roundTrip("KA") == shown("AK"))
+        #expect(roundTrip("EA") == shown("AE"))
+        #expect(roundTrip("ntdEK") == shown("tdnKE"))
+        #expect(roundTrip("") == shown(""))
+        #expect(
+            roundTrip("KQ")
+                == "-ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'.\r\n"
+        )
+        #expect(
+            roundTrip("KEm")
+                == "-ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - keymiss events (m) are not supported by kvd\r\n"
+        )
+        // A refused value leaves the setting as it was.
+        #expect(run(dispatcher, "CONFIG", "GET", "notify-keyspace-events") == shown(""))
+        #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--notify-keyspace-events", "Km"]) }
+        #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--notify-keyspace-events", "K?"]) }
+        #expect(try ServerOptions.parse(["--notify-keyspace-events", "KEA"])?.notifyKeyspaceEvents == "KEA")
+    }
+}
