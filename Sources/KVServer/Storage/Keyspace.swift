@@ -121,7 +121,8 @@ public final class Keyspace {
     @exclusivity(unchecked) public internal(set) var expiredKeys = 0
     /// Until when (Unix ms) expired keys are kept, not deleted: CLIENT
     /// PAUSE's end (0: no pause).
-    var expiryPausedUntil: Int64 = 0
+    /// Unchecked: every write reads it (core loop only, no access open).
+    @exclusivity(unchecked) var expiryPausedUntil: Int64 = 0
     /// No key ever stored was longer: a longer key is absent without being
     /// hashed (EXISTS of a 300 MB key costs nothing). It never shrinks.
     @exclusivity(unchecked) private var longestKey = 0
@@ -318,19 +319,19 @@ public final class Keyspace {
         // shard's dictionary: five of them were a fifth of MSET's time).
         if !watchers.isEmpty { touch(entries.key(at: index)) }
         let now = self.now
-        switch Keyspace.overwrite(
+        var expired = false
+        let hadDeadline = Keyspace.overwrite(
             &entries[at: index], expiresAt: expiresAt, memory: memory, now: now,
-            expiring: now >= expiryPausedUntil, fill)
-        {
-        case .replaced(let hadDeadline):
-            if hadDeadline || expiresAt != nil { reindex(at: index, deadline: expiresAt) }
-        case .expired:
+            expiring: now >= expiryPausedUntil, expired: &expired, fill)
+        if expired {
             expire(at: index, key, now: now)
-            insert(key, expiresAt: expiresAt, fill)
+            return insert(key, expiresAt: expiresAt, fill)
         }
+        if hadDeadline || expiresAt != nil { reindex(at: index, deadline: expiresAt) }
     }
 
-    /// Stores a new key (`set`'s other half).
+    /// Stores a new key (`set`'s other half), inlined as it was there.
+    @inline(__always)
     private func insert(_ key: UnsafeRawBufferPointer, expiresAt: Int64?, _ fill: (inout [UInt8]) -> Void) {
         let bytes = [UInt8](copying: key)
         let stored = Key.stored(bytes)
@@ -776,25 +777,20 @@ public final class Keyspace {
         }
     }
 
-    /// What `overwrite` did.
-    private enum Overwrite {
-        /// The new value is stored; `hadDeadline`: the entry was in the
-        /// expiry queue.
-        case replaced(hadDeadline: Bool)
-        /// Nothing: the entry is past its deadline and `expiring` asked
-        /// for it to expire instead.
-        case expired
-    }
-
     /// Writes a new value over `entry`'s (a large old value or collection
-    /// is freed elsewhere) with the deadline `expiresAt`, unless the entry
-    /// is past its deadline and `expiring` (not during CLIENT PAUSE).
+    /// is freed elsewhere) with the deadline `expiresAt`; true when the
+    /// entry was in the expiry queue. When the entry is past its deadline
+    /// and `expiring` (not during CLIENT PAUSE), it is left as it is and
+    /// `expired` is set instead.
     @inline(__always)
     private static func overwrite(
         _ entry: inout Entry, expiresAt: Int64?, memory: MemoryPolicy, now: Int64, expiring: Bool,
-        _ fill: (inout [UInt8]) -> Void
-    ) -> Overwrite {
-        if expiring, let deadline = entry.expiresAt, deadline <= now { return .expired }
+        expired: inout Bool, _ fill: (inout [UInt8]) -> Void
+    ) -> Bool {
+        if expiring, let deadline = entry.expiresAt, deadline <= now {
+            expired = true
+            return false
+        }
         // A new value is a fresh use; under LFU it keeps the key's count
         // (Redis's dbSetValue keeps the old object's frequency).
         entry.access = memory.touched(entry.access, now: now)
@@ -802,7 +798,7 @@ public final class Keyspace {
         if entry.collection != nil { Reclaimer.release(&entry.collection) }
         fill(&entry.value)
         entry.expiresAt = expiresAt
-        return .replaced(hadDeadline: entry.expiryIndex >= 0)
+        return entry.expiryIndex >= 0
     }
 
     /// Keeps the expiry queue in step with the deadline just stored at

@@ -125,8 +125,9 @@ final class KeyspaceEvents {
         }
     }
     /// The classes a notification is published for: empty while neither
-    /// channel is on.
-    private(set) var published: KeyspaceEventClasses = []
+    /// channel is on. Unchecked: every write command reads it (core loop
+    /// only); the runtime's exclusivity check would be a call per event.
+    @exclusivity(unchecked) private(set) var published: KeyspaceEventClasses = []
     /// Publishes a message on a channel (the server's pub/sub: the
     /// dispatcher sets it). Nil for a keyspace no server runs: nothing is
     /// published.
