@@ -1,24 +1,28 @@
 #!/usr/bin/env python3
-"""kvd publishes keyspace notifications as redis-server 7.0.15 publishes them.
+"""kvd publishes keyspace notifications as redis-server 7.0.15 publishes them,
+and counts INFO's keyspace_hits and keyspace_misses as it counts them.
 
-Both servers get `notify-keyspace-events AKEn` (every class: each change
-on both channels, and new keys) and a subscriber to every keyspace and
-keyevent channel. The same seeded commands of every type as
-changes-differential.py's (tools/seeded_commands.py), and a few that
-delete through an expiry in the past or replace with RESTORE, go to both;
-after each command a PUBLISH on a channel of its own marks the end of its
-events, and the events each server published for the command (channel and
-message, in order) must be equal. Expirations are compared apart, as a
+Both servers get `notify-keyspace-events AKEnm` (every class: each change
+on both channels, new keys and key misses) and a subscriber to every
+keyspace and keyevent channel. The same seeded commands of every type as
+changes-differential.py's (tools/seeded_commands.py), read commands of
+every type, and a few that delete through an expiry in the past or
+replace with RESTORE, go to both; after each command a PUBLISH on a
+channel of its own marks the end of its events, and the events each
+server published for the command (channel and message, in order) must be
+equal, and so must the command's change to keyspace_hits and
+keyspace_misses (which reads Redis counts: its lookupKeyRead, not its
+lookupKeyWrite). Expirations are compared apart, as a
 whole at the end, by key: when a key that is due goes (lazily, or by an
 expiry cycle) depends on each server's timing, not on the command. Then clients
 parked on BLPOP, BLMOVE, BLMPOP, BZPOPMIN and BZMPOP are served by another
 client's push, and the events of the push and the pops must be equal.
 Usage: notifications-differential.py path/to/kvd [seed] [commands]
 """
-import collections, time
+import collections, re, time
 from differential import PARKED_CASES, Raw, encode, park, redis_and_kvd
 import seeded_commands
-from seeded_commands import key, rng, ttl
+from seeded_commands import key, members, rng, ttl
 
 KVD, SEED, COUNT = seeded_commands.from_command_line(20261204, 5000)
 
@@ -78,7 +82,7 @@ def expired_key(event):
 
 with redis_and_kvd(KVD, SEED, "notifications-differential") as differential:
     connections = differential.connections[2]
-    differential.both("CONFIG", "SET", "notify-keyspace-events", "AKEn")
+    differential.both("CONFIG", "SET", "notify-keyspace-events", "AKEnm")
     differential.both("FLUSHALL")
     differential.both("SELECT", "0")
     # A DUMP payload for RESTORE, from redis-server: both must take it.
@@ -97,7 +101,62 @@ with redis_and_kvd(KVD, SEED, "notifications-differential") as differential:
             connection.send(["PUBLISH", "sync", str(markers)])
         return [listener.until(str(markers)) for listener in listeners]
 
+    def reads(connection):
+        text = connection.send(["INFO", "stats"]).decode()
+        return tuple(int(re.search(rf"keyspace_{kind}:(\d+)", text).group(1)) for kind in ("hits", "misses"))
+
     extra = [
+        # Reads of every type, their keys present, absent, due or of another type.
+        lambda: [rng.choice(("GET", "STRLEN", "TYPE", "TTL", "PTTL", "EXISTS", "TOUCH", "GETBIT", "BITCOUNT")),
+                 key(rng.choice("snhle"))],
+        lambda: ["MGET", key("s"), key("e"), key("h")],
+        lambda: ["EXISTS", key("s"), key("e"), key("n")],
+        lambda: ["GETRANGE", key("s"), "0", "-1"],
+        lambda: ["LCS", key("s"), key("s")],
+        lambda: [rng.choice(("HGET", "HEXISTS", "HSTRLEN")), key("h"), members((1, 1))[0]],
+        lambda: [rng.choice(("HGETALL", "HLEN", "HKEYS", "HVALS")), key(rng.choice("hs"))],
+        lambda: ["HMGET", key("h"), "a", "b"],
+        lambda: [rng.choice(("LLEN",)), key(rng.choice("ls"))],
+        lambda: ["LRANGE", key("l"), "0", "-1"],
+        lambda: ["LINDEX", key("l"), "0"],
+        lambda: ["LPOS", key("l"), members((1, 1))[0]],
+        # A set's order is its hash table's, in both: not compared.
+        lambda: [None, "SMEMBERS", key(rng.choice("ts"))],
+        lambda: ["SCARD", key(rng.choice("ts"))],
+        lambda: ["SISMEMBER", key("t"), members((1, 1))[0]],
+        lambda: ["SMISMEMBER", key("t"), "m1", "m2"],
+        lambda: [None, rng.choice(("SUNION", "SINTER", "SDIFF")), key("t"), key("t")],
+        lambda: ["SINTERCARD", "2", key("t"), key("t")],
+        lambda: [rng.choice(("ZCARD",)), key(rng.choice("zs"))],
+        lambda: ["ZSCORE", key("z"), members((1, 1))[0]],
+        lambda: ["ZRANK", key("z"), members((1, 1))[0]],
+        lambda: ["ZRANGE", key("z"), "0", "-1", "WITHSCORES"],
+        lambda: ["ZCOUNT", key("z"), "-inf", "+inf"],
+        lambda: ["ZMSCORE", key("z"), "m1", "m2"],
+        lambda: [rng.choice(("ZUNION", "ZINTER", "ZDIFF")), "2", key("z"), key("z")],
+        lambda: ["ZINTERCARD", "2", key("z"), key("z")],
+        lambda: ["PFCOUNT", key("p")],
+        lambda: ["PFCOUNT", key("p"), key("p")],
+        lambda: ["BITFIELD", key("b"), "GET", "u4", "0"],
+        lambda: ["BITFIELD_RO", key("b"), "GET", "u4", "0"],
+        lambda: ["SORT_RO", key(rng.choice("lt")), "ALPHA"],
+        lambda: ["SORT", key("l"), "BY", "nosort", "GET", "s*", "GET", "#"],
+        lambda: ["GEOPOS", key("g"), "m1"],
+        lambda: ["GEODIST", key("g"), "m1", "m2"],
+        lambda: ["GEOSEARCH", key("g"), "FROMLONLAT", "13.5", "38.5", "BYRADIUS", "200", "km"],
+        lambda: ["GEORADIUS", key("g"), "13.5", "38.5", "200", "km"],
+        lambda: [None, "DUMP", key(rng.choice("slhe"))],
+        # A string's encoding after APPEND or SETRANGE differs (kvd keeps no raw/embstr).
+        lambda: [None, "OBJECT", "ENCODING", key(rng.choice("sle"))],
+        lambda: [None, "MEMORY", "USAGE", key(rng.choice("sle"))],
+        lambda: [None, "SCAN", "0", "COUNT", "100"],
+        lambda: [None, "SCAN", "0", "TYPE", "string", "COUNT", "100"],
+        lambda: [None, "RANDOMKEY"],
+        lambda: ["WATCH", key("s")],
+        lambda: ["UNWATCH"],
+        lambda: ["SET", key("s"), "v", "GET"],
+        lambda: ["GETDEL", key("s")],
+        lambda: ["GETEX", key("s")],
         lambda: ["EXPIRE", key("s"), "-1"],
         lambda: ["GETEX", key("s"), "PXAT", "1"],
         lambda: ["GETEX", key("s"), "PX", ttl()],
@@ -107,30 +166,37 @@ with redis_and_kvd(KVD, SEED, "notifications-differential") as differential:
         lambda: ["SET", key("s"), "v", "KEEPTTL"],
         lambda: ["SET", key("e"), "w"],
         lambda: ["EXPIRE", key("e"), "100"],
+        lambda: ["RENAME", key("s"), key("e")],
     ]
     expirations = [collections.Counter(), collections.Counter()]
     differing = {}
     compared = 0
     sync()
+    counted = [reads(connection) for connection in connections]
     for _ in range(COUNT):
-        command = rng.choice(extra)() if rng.random() < 0.08 else seeded_commands.command()
+        command = rng.choice(extra)() if rng.random() < 0.3 else seeded_commands.command()
         random_reply = command[0] is None
         command = command[1:] if random_reply else command
         differential.comparing = not random_reply
-        if command[0] in ("FLUSHDB", "FLUSHALL"):
+        if command[0] in ("FLUSHDB", "FLUSHALL", "SCAN", "RANDOMKEY"):
             # A flush drops an expired key that no expiry cycle reclaimed
-            # yet without an event: those expire first, in both.
+            # yet without an event, and SCAN and RANDOMKEY meet it or not
+            # as each server's expiry cycles ran: those expire first, in both.
             for database in ("1", "0"):  # SWAPDB takes keys to 1
                 differential.both("SELECT", database)
                 differential.both("EXISTS", "e0", "e1", "e2")
+            counted = [reads(connection) for connection in connections]
         seeded_commands.run(differential, command)
         events = sync()
         for server, published in enumerate(events):
             expirations[server].update(expired_key(event) for event in published if expiration(event))
         kept = [[event for event in published if not expiration(event)] for published in events]
         compared += len(kept[0])
-        if kept[0] != kept[1]:
-            differing.setdefault(command[0], []).append((command, kept))
+        now = [reads(connection) for connection in connections]
+        deltas = [tuple(after - before for after, before in zip(now[server], counted[server])) for server in (0, 1)]
+        counted = now
+        if kept[0] != kept[1] or deltas[0] != deltas[1]:
+            differing.setdefault(command[0], []).append((command, [kept[0] + [deltas[0]], kept[1] + [deltas[1]]]))
     # Every key still due expires now, in both, for the expirations' count.
     time.sleep(0.05)
     for database in ("1", "0"):
@@ -159,6 +225,7 @@ with redis_and_kvd(KVD, SEED, "notifications-differential") as differential:
         for connection in connections:
             connection.send(["DEL", "q", "z", "d"])
         sync()
+        counted = [reads(connection) for connection in connections]
         parked = []
         for port, pusher in zip(differential.ports, connections):
             client = park(port, pusher, block)
@@ -168,7 +235,10 @@ with redis_and_kvd(KVD, SEED, "notifications-differential") as differential:
         events = sync()
         for client in parked:
             client.socket.close()
+        for server, connection in enumerate(connections):
+            events[server].append(tuple(a - b for a, b in zip(reads(connection), counted[server])))
         if events[0] != events[1]:
             raise SystemExit(f"FAIL: {' '.join(block)} served by {' '.join(push)}: redis-server published "
                              f"{events[0]}, kvd {events[1]}")
-    print(f"ok: {len(PARKED_CASES)} parked clients served by a push, publishing the events redis-server publishes")
+    print(f"ok: {len(PARKED_CASES)} parked clients served by a push, publishing the events redis-server publishes "
+          "and counting the same keyspace hits and misses")

@@ -137,14 +137,62 @@ import Testing
             roundTrip("KQ")
                 == "-ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'.\r\n"
         )
-        #expect(
-            roundTrip("KEm")
-                == "-ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - keymiss events (m) are not supported by kvd\r\n"
-        )
         // A refused value leaves the setting as it was.
         #expect(run(dispatcher, "CONFIG", "GET", "notify-keyspace-events") == shown(""))
-        #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--notify-keyspace-events", "Km"]) }
+        #expect(roundTrip("mKEA") == shown("AKEm"))
         #expect(throws: ServerOptions.UsageError.self) { try ServerOptions.parse(["--notify-keyspace-events", "K?"]) }
-        #expect(try ServerOptions.parse(["--notify-keyspace-events", "KEA"])?.notifyKeyspaceEvents == "KEA")
+        #expect(try ServerOptions.parse(["--notify-keyspace-events", "KEAm"])?.notifyKeyspaceEvents == "KEAm")
+    }
+}
+
+/// INFO's keyspace_hits and keyspace_misses, and keymiss events: Redis's
+/// reads count, its writes' lookups do not (Storage/KeyReads.swift).
+@Suite struct KeyReadsTests {
+    /// keyspace_hits and keyspace_misses now.
+    private func counts(_ dispatcher: Dispatcher) -> String {
+        let info = run(dispatcher, "INFO", "stats")
+        return info.split(separator: "\r\n").filter { $0.hasPrefix("keyspace_") }.joined(separator: " ")
+    }
+
+    @Test func readsCountAsHitsAndMissesAndWritesDoNot() {
+        let dispatcher = connected()
+        #expect(counts(dispatcher) == "keyspace_hits:0 keyspace_misses:0")
+        run(dispatcher, "SET", "k", "v")  // a write: nothing
+        run(dispatcher, "GET", "k")
+        run(dispatcher, "GET", "absent")
+        run(dispatcher, "MGET", "k", "absent", "k")
+        #expect(counts(dispatcher) == "keyspace_hits:3 keyspace_misses:2")
+        // Writes' lookups, and the server's own, count nothing; SET's GET
+        // and a STORE's sources are reads, as in Redis.
+        run(dispatcher, "DEL", "absent")
+        run(dispatcher, "INCR", "n")
+        run(dispatcher, "WATCH", "k")
+        run(dispatcher, "MEMORY", "USAGE", "k")
+        #expect(counts(dispatcher) == "keyspace_hits:3 keyspace_misses:2")
+        run(dispatcher, "SET", "k", "w", "GET")
+        run(dispatcher, "SUNIONSTORE", "dest", "absent", "other")
+        #expect(counts(dispatcher) == "keyspace_hits:4 keyspace_misses:4")
+        // OBJECT counts without an event; RESETSTAT zeroes both.
+        run(dispatcher, "OBJECT", "ENCODING", "absent")
+        #expect(counts(dispatcher) == "keyspace_hits:4 keyspace_misses:5")
+        run(dispatcher, "CONFIG", "RESETSTAT")
+        #expect(counts(dispatcher) == "keyspace_hits:0 keyspace_misses:0")
+    }
+
+    @Test func aReadOfAMissingKeyPublishesKeymissAndAWriteDoesNot() {
+        let dispatcher = connected()
+        var published: [String] = []
+        dispatcher.databases.events.publish = { channel, message in
+            published.append(String(decoding: channel, as: UTF8.self) + " " + String(decoding: message, as: UTF8.self))
+        }
+        #expect(run(dispatcher, "CONFIG", "SET", "notify-keyspace-events", "Em") == "+OK\r\n")
+        run(dispatcher, "GET", "gone")
+        run(dispatcher, "LPUSHX", "gone", "a")  // a write's lookup
+        run(dispatcher, "OBJECT", "ENCODING", "gone")  // Redis's LOOKUP_NONOTIFY
+        run(dispatcher, "EXISTS", "gone", "also")
+        #expect(
+            published == [
+                "__keyevent@0__:keymiss gone", "__keyevent@0__:keymiss gone", "__keyevent@0__:keymiss also",
+            ])
     }
 }

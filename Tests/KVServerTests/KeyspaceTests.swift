@@ -93,7 +93,7 @@ import Testing
         keyspace.shrinkIfSparse()
         #expect(keyspace.tableCapacity < peak / 8, "capacity \(keyspace.tableCapacity) of \(peak)")
         for i in 0..<100 { #expect(keyspace.lookup(Array("k\(i)".utf8), now: now)?.value == [1]) }
-        let (next, scanned) = keyspace.scan(cursor: 0, count: 1_000, now: now) { _ in true }
+        let (next, scanned) = keyspace.scanSlots(cursor: 0, count: 1_000)
         #expect(next == 0 && scanned.count == 100)
         for i in 0..<50 { keyspace.setExpiry(Array("k\(i)".utf8), now - 1) }
         while keyspace.expireCycle(budget: 1_000_000_000) {}

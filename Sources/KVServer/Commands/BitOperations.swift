@@ -15,7 +15,7 @@ private func bitop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let now = ks.now
     var sources: [[UInt8]] = []
     for index in 3..<r.count {
-        guard let entry = ks.lookup(r.raw(index), now: now) else {
+        guard let entry = ks.lookup(r.raw(index), now: now, use: .read) else {
             sources.append([])
             continue
         }

@@ -85,7 +85,8 @@ private func bitfield(_ ks: Keyspace, _ r: Request, readOnly: Bool, _ out: inout
     }
     if highestWrite >= 0 && readOnly { return out.error("ERR BITFIELD_RO only supports the GET subcommand") }
     let now = ks.now
-    let existing = ks.lookup(r.raw(1), now: now)
+    // Only GETs: a read, as Redis looks the key up for them.
+    let existing = ks.lookup(r.raw(1), now: now, use: highestWrite < 0 ? .read : .asCommand)
     if existing?.collection != nil { return out.error(wrongTypeError) }
     guard highestWrite >= 0 else {
         let bytes = existing?.value ?? []

@@ -165,7 +165,8 @@ extension Dispatcher {
                     for client in databases[database].clients(waitingOn: key) {
                         // Served while the key holds what the client waits for
                         // (a client waiting for another type keeps waiting).
-                        let held = databases[database].lookup(key, now: databases.clock.now)?.collection
+                        let held = databases[database].lookup(key, now: databases.clock.now, use: .uncounted)?
+                            .collection
                         guard let held else { break }
                         switch (held, blocked[client]?.awaited) {
                         case (.list, .list), (.sortedSet, .sortedSet):
@@ -190,6 +191,7 @@ extension Dispatcher {
         out.resp3 = parked.session.resp3
         blocked.serving = client
         blocked.stillWaiting = false
+        databases.reads.commandReads = false  // a blocking command writes
         let mark = databases.fence.changes
         let start = monotonicNanoseconds()
         parked.request.forEach { request in

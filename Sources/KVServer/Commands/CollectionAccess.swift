@@ -8,22 +8,26 @@
 extension Keyspace {
     /// The hash at `key`: `.some(nil)` when absent, nil after answering WRONGTYPE.
     func lookupHash(_ key: UnsafeRawBufferPointer, _ out: inout ReplyWriter) -> HashValue?? {
-        typed(key, &out) { if case .hash(let hash) = $0 { hash } else { nil } }
+        typed(key, .asCommand, &out) { if case .hash(let hash) = $0 { hash } else { nil } }
     }
 
-    /// The set at `key`: `.some(nil)` when absent, nil after answering WRONGTYPE.
-    func lookupSet(_ key: UnsafeRawBufferPointer, _ out: inout ReplyWriter) -> SetValue?? {
-        typed(key, &out) { if case .set(let set) = $0 { set } else { nil } }
+    /// The set at `key`: `.some(nil)` when absent, nil after answering
+    /// WRONGTYPE; `use` says whether the lookup is a read.
+    func lookupSet(_ key: UnsafeRawBufferPointer, use: KeyRead = .asCommand, _ out: inout ReplyWriter) -> SetValue?? {
+        typed(key, use, &out) { if case .set(let set) = $0 { set } else { nil } }
     }
 
     /// The list at `key`: `.some(nil)` when absent, nil after answering WRONGTYPE.
     func lookupList(_ key: UnsafeRawBufferPointer, _ out: inout ReplyWriter) -> ListValue?? {
-        typed(key, &out) { if case .list(let list) = $0 { list } else { nil } }
+        typed(key, .asCommand, &out) { if case .list(let list) = $0 { list } else { nil } }
     }
 
-    /// The sorted set at `key`: `.some(nil)` when absent, nil after answering WRONGTYPE.
-    func lookupSortedSet(_ key: UnsafeRawBufferPointer, _ out: inout ReplyWriter) -> SortedSetValue?? {
-        typed(key, &out) { if case .sortedSet(let sortedSet) = $0 { sortedSet } else { nil } }
+    /// The sorted set at `key`: `.some(nil)` when absent, nil after
+    /// answering WRONGTYPE; `use` says whether the lookup is a read.
+    func lookupSortedSet(
+        _ key: UnsafeRawBufferPointer, use: KeyRead = .asCommand, _ out: inout ReplyWriter
+    ) -> SortedSetValue?? {
+        typed(key, use, &out) { if case .sortedSet(let sortedSet) = $0 { sortedSet } else { nil } }
     }
 
     /// The sorted set at `key`, created empty and stored when absent; nil
@@ -62,9 +66,9 @@ extension Keyspace {
     /// The live value at `key` as `pick` finds it in the collection; a
     /// string or another collection answers WRONGTYPE.
     private func typed<T>(
-        _ key: UnsafeRawBufferPointer, _ out: inout ReplyWriter, _ pick: (Collection) -> T?
+        _ key: UnsafeRawBufferPointer, _ use: KeyRead, _ out: inout ReplyWriter, _ pick: (Collection) -> T?
     ) -> T?? {
-        guard let entry = lookup(key, now: now) else { return .some(nil) }
+        guard let entry = lookup(key, now: now, use: use) else { return .some(nil) }
         guard let found = entry.collection.flatMap(pick) else {
             out.error(wrongTypeError)
             return nil

@@ -48,6 +48,9 @@ struct Command: Sendable {
     /// The row's position in the table: its latency histogram's index (set
     /// once, by `Dispatcher.rows`).
     var id = 0
+    /// Its lookups are reads by default: it is not a write command
+    /// (Storage/KeyReads.swift). Set with `id`, in the table's rows.
+    var onlyReads = false
 
     init(
         _ name: String, arity: Int, keys: KeySpec,

@@ -12,6 +12,9 @@ import MainLoop
 public final class Dispatcher {
     /// The databases the commands run against, with their clock and active expiry.
     let databases = Databases()
+    /// The databases' reads (`databases.reads`), held here for the one
+    /// store per command that says what its lookups are.
+    private let reads: KeyReads
     /// Every connected client's session, and the password they must give.
     let sessions: ClientSessions
     /// What the commands cost (INFO, LATENCY, SLOWLOG, the stats line).
@@ -86,7 +89,10 @@ public final class Dispatcher {
             + hashCommands + setCommands + listCommands + sortedSetCommands + blockingCommands + memoryCommands
             + pubSubCommands + monitorCommands + geoCommands + bitOperationCommands + bitfieldCommands
             + persistenceCommands + sortCommands + dumpCommands + hyperLogLogCommands
-        for index in rows.indices { rows[index].id = index }
+        for index in rows.indices {
+            rows[index].id = index
+            rows[index].onlyReads = !writeCommands.contains(rows[index].name)
+        }
         return rows
     }()
 
@@ -119,6 +125,7 @@ public final class Dispatcher {
         serverInfo: @escaping @Sendable () -> [(section: String, lines: [String])] = { [] },
         resetServerStats: @escaping @Sendable () -> Void = {}
     ) {
+        reads = databases.reads
         sessions = ClientSessions(password: password.map { Array($0.utf8) })
         info = Info(serverSections: serverInfo)
         self.settings = settings
@@ -355,6 +362,7 @@ public final class Dispatcher {
     private func run(
         _ command: UnsafePointer<Command>, _ request: Request, _ session: ClientSession, _ out: inout ReplyWriter
     ) {
+        reads.commandReads = command.pointee.onlyReads
         switch command.pointee.handler {
         case .keyspace(let handler): handler(databases[session.database], request, &out)
         case .session(let handler): handler(self, session, request, &out)

@@ -100,7 +100,7 @@ private func radius(_ r: Request, at index: Int, _ out: inout ReplyWriter) -> (D
 
 /// Redis's georadiusGeneric: `source` is the sorted set's argument.
 private func geoSearch(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter, source: Int, _ kind: SearchKind) {
-    guard let found = ks.lookupSortedSet(r.raw(source), &out) else { return }
+    guard let found = ks.lookupSortedSet(r.raw(source), use: .read, &out) else { return }
     var shape = SearchShape()
     var firstOption: Int
     var storeKey: Int?

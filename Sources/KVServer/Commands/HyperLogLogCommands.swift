@@ -120,7 +120,7 @@ private func mergeSources(
 ) -> String? {
     let now = ks.now
     for index in first..<r.count {
-        guard let entry = ks.lookup(r.raw(index), now: now) else { continue }
+        guard let entry = ks.lookup(r.raw(index), now: now, use: .read) else { continue }
         guard entry.collection == nil else { return wrongTypeError }
         guard HyperLogLog.isValid(entry.value) else { return notHyperLogLogError }
         if entry.value[4] == HyperLogLog.dense { dense?.pointee = true }

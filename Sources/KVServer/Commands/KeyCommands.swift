@@ -37,7 +37,8 @@ private func rename(_ ks: Keyspace, _ r: Request, onlyIfAbsent: Bool, _ out: ino
     let now = ks.now
     guard let entry = ks.lookup(r[1], now: now) else { return out.error("ERR no such key") }
     if r[1] == r[2] { return onlyIfAbsent ? out.integer(0) : out.ok() }
-    if onlyIfAbsent && ks.lookup(r[2], now: now) != nil { return out.integer(0) }
+    // A new name that is due expires here (an `expired` event), as Redis's lookup of it.
+    if ks.lookup(r[2], now: now) != nil && onlyIfAbsent { return out.integer(0) }
     let mark = ks.changeMark
     // The old value at the new name goes first, so the name is a new key
     // (Redis deletes it, then adds the moved value: a "new" event).
@@ -77,12 +78,22 @@ private func scan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         }
         index += 2
     }
-    let (next, keys) = ks.scan(cursor: Int(cursor), count: count, now: ks.now) { key, entry in
+    // Redis's order: MATCH, then TYPE (a read of the key, which expires it
+    // if it is due), then the key expires if it is due.
+    let now = ks.now
+    let (next, visited) = ks.scanSlots(cursor: Int(cursor), count: count)
+    var keys: [[UInt8]] = []
+    for key in visited {
+        if let pattern, !globMatch(pattern, key) { continue }
         if let type {
+            guard let entry = ks.lookup(key, now: now, touching: false, use: .read) else { continue }
             let name = entry.collection?.typeName ?? "string"
-            guard name.withUTF8Buffer({ $0.elementsEqual(type) }) else { return false }
+            guard name.withUTF8Buffer({ $0.elementsEqual(type) }) else { continue }
+        } else if ks.hasExpired(key, now: now) {
+            _ = ks.lookup(key, now: now, touching: false, use: .uncounted)
+            continue
         }
-        return pattern.map { globMatch($0, key) } ?? true
+        keys.append(key)
     }
     out.arrayHeader(2)
     out.bulk(decimalBytes(next))
@@ -113,7 +124,7 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     }
     guard r.count == 3 else { return out.error("ERR wrong number of arguments for 'object|\(sub)' command") }
     let now = ks.now
-    guard let entry = ks.lookup(r[2], now: now, touching: false) else { return out.null() }
+    guard let entry = ks.lookup(r[2], now: now, touching: false, use: .readQuietly) else { return out.null() }
     switch sub {
     case "encoding":
         // Redis's rule for a string: a 64-bit integer written canonically is

@@ -141,7 +141,8 @@ func setGeneric(
         deadline = ms
     }
     // A plain SET (the common case) needs nothing from the old entry.
-    let old = options.needsOld ? ks.lookup(key, now: now) : nil
+    // GET's lookup is a read (Redis's getGenericCommand), NX's and XX's a write's.
+    let old = options.needsOld ? ks.lookup(key, now: now, use: options.get ? .read : .asCommand) : nil
     if options.get && old?.collection != nil { return out.error(wrongTypeError) }
     if options.get {
         if let old { out.bulk(old.value) } else { out.null() }
@@ -166,7 +167,7 @@ func setGeneric(
 }
 
 private func getset(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    let old = ks.lookup(r[1], now: ks.now)
+    let old = ks.lookup(r[1], now: ks.now, use: .read)
     if old?.collection != nil { return out.error(wrongTypeError) }
     ks.set(r[1], r[2], expiresAt: nil)
     ks.notify(.string, "set", r.raw(1))

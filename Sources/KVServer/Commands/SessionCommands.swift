@@ -460,7 +460,9 @@ extension Dispatcher {
             return out.error("ERR source and destination objects are the same")
         }
         let now = databases.clock.now
-        guard let entry = databases[session.database].lookup(r[1], now: now) else { return out.integer(0) }
+        guard let entry = databases[session.database].lookup(r[1], now: now, use: .read) else {
+            return out.integer(0)
+        }
         let destination = databases[target]
         if destination.lookup(r[2], now: now) != nil {
             guard replace else { return out.integer(0) }

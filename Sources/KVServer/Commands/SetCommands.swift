@@ -91,7 +91,9 @@ private func spop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let set = found, requested > 0 else { return out.emptySet() }
     let mark = ks.changeMark
     if requested >= set.count {
-        // The whole set, in its order, and the key goes.
+        // The whole set, in its order, and the key goes. Redis answers it
+        // through SUNION's code, whose lookup of the key is a read (a hit).
+        _ = ks.lookup(r.raw(1), now: ks.now, use: .read)
         out.setHeader(set.count)
         for position in 0..<set.count { out.bulk(set[position]) }
         ks.propagate([Array("DEL".utf8), r[1]])
@@ -168,7 +170,8 @@ private func combine(
 ) {
     var sets: [SetValue?] = []
     for index in keys {
-        guard let found = ks.lookupSet(r.raw(index), &out) else { return }
+        // A read, STORE or not (Redis's sinterGenericCommand and sunionDiffGenericCommand).
+        guard let found = ks.lookupSet(r.raw(index), use: .read, &out) else { return }
         sets.append(found)
     }
     // SINTER answers its members as it finds them, in the smallest set's

@@ -262,7 +262,7 @@ extension Keyspace {
     /// The list, set or sorted set at `key` (`.missing` when absent); nil
     /// after answering WRONGTYPE for a string or a hash.
     fileprivate func sortable(_ key: UnsafeRawBufferPointer, _ out: inout ReplyWriter) -> Sortable? {
-        guard let entry = lookup(key, now: now) else { return .missing }
+        guard let entry = lookup(key, now: now, use: .read) else { return .missing }
         switch entry.collection {
         case .list(let list): return .list(list)
         case .set(let set): return .set(set)
@@ -297,7 +297,7 @@ extension Keyspace {
             arrow += 1
         }
         let key = Array(pattern[..<star]) + element + Array(pattern[(star + 1)..<keyEnd])
-        guard let entry = key.withUnsafeBytes({ lookup($0, now: now) }) else { return nil }
+        guard let entry = key.withUnsafeBytes({ lookup($0, now: now, use: .read) }) else { return nil }
         guard let field else { return entry.collection == nil ? entry.value : nil }
         guard case .hash(let hash) = entry.collection else { return nil }
         return field.withUnsafeBytes { hash.value(of: $0).map { Array($0) } }

@@ -318,7 +318,8 @@ private func zrange(
             return sortedSet.elements(ranks: ranks, reverse: descending)
         }
     }
-    guard let found = ks.lookupSortedSet(r.raw(start), &out) else { return }
+    // ZRANGESTORE's source too is a read.
+    guard let found = ks.lookupSortedSet(r.raw(start), use: .read, &out) else { return }
     let result = found.map(pick) ?? []
     if let store {
         storeSortedSet(ks, store, result.map { ($0.member, $0.score) }, "zrangestore")
@@ -531,7 +532,8 @@ private func combine(
     guard keyCount <= r.count - numkeysAt - 1 else { return out.error("ERR syntax error") }
     var inputs: [[ScoredMember]?] = []
     for index in (numkeysAt + 1)...(numkeysAt + keyCount) {
-        guard let entry = ks.lookup(r.raw(index), now: ks.now) else {
+        // A read, STORE or not (Redis's zunionInterDiffGenericCommand).
+        guard let entry = ks.lookup(r.raw(index), now: ks.now, use: .read) else {
             inputs.append(nil)
             continue
         }

@@ -20,7 +20,7 @@ let stringCommands: [Command] = [
     Command("msetnx", arity: -3, keys: .pairs, msetnx),
     Command("getex", arity: -2, keys: .one, getex),
     Command("getdel", arity: 2, keys: .one) { ks, r, out in
-        guard let entry = ks.lookup(r[1], now: ks.now) else { return out.null() }
+        guard let entry = ks.lookup(r[1], now: ks.now, use: .read) else { return out.null() }
         guard entry.collection == nil else { return out.error(wrongTypeError) }
         out.bulk(entry.value)
         ks.remove(r[1])
@@ -147,7 +147,7 @@ private func msetnx(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 private func getex(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let options = StringOptions(r, from: 2, forSet: false) else { return out.error("ERR syntax error") }
     let now = ks.now
-    guard let entry = ks.lookup(r[1], now: now) else { return out.null() }
+    guard let entry = ks.lookup(r[1], now: now, use: .read) else { return out.null() }
     guard entry.collection == nil else { return out.error(wrongTypeError) }
     var deadline: Int64?
     if let expire = options.expire {

@@ -27,7 +27,8 @@ let transactionCommands: [Command] = [
         let now = dispatcher.databases.clock.now
         for key in r.dropFirst()
         where !session.watched.contains(where: { $0.database == session.database && $0.key == key }) {
-            _ = db.lookup(key, now: now, touching: false)  // a key already expired is gone before the watch starts
+            // A key already expired is gone before the watch starts.
+            _ = db.lookup(key, now: now, touching: false, use: .uncounted)
             db.watch(key, session.watchFlag)
             session.watched.append((session.database, key))
         }

@@ -23,6 +23,7 @@ extension Dispatcher {
             stats.reset()
             for keyspace in databases { keyspace.expiredKeys = 0 }
             evictor.evictedKeys = 0
+            (databases.reads.hits, databases.reads.misses) = (0, 0)
             resetServerStats()
             out.ok()
         case "rewrite":

@@ -341,7 +341,6 @@ extension ConfigParameter {
                 guard let classes = KeyspaceEventClasses(letters: value.text) else {
                     return KeyspaceEventClasses.invalidLetterError
                 }
-                if let unsupported = classes.unsupportedError { return unsupported }
                 dispatcher.databases.events.classes = classes
                 return nil
             },

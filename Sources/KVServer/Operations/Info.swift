@@ -55,6 +55,8 @@ struct Info {
                 "total_commands_processed:\(dispatcher.stats.commandsProcessed)",
                 "expired_keys:\(dispatcher.databases.expiredKeys)",
                 "evicted_keys:\(dispatcher.evictor.evictedKeys)",
+                "keyspace_hits:\(dispatcher.databases.reads.hits)",
+                "keyspace_misses:\(dispatcher.databases.reads.misses)",
                 "total_error_replies:\(dispatcher.stats.totalErrorReplies)",
                 "reclaimed_buffers:\(Reclaimer.reclaimed)",
             ]

@@ -53,7 +53,9 @@ private func memoryUsage(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
         guard count >= 0 else { return out.error("ERR syntax error") }
         samples = count == 0 ? Int.max : count
     }
-    guard let entry = ks.lookup(r.raw(2), now: ks.now, touching: false) else { return out.null() }
+    // The key as it is, due or not, and no read: Redis finds it in its
+    // dictionary, without a lookup (no expiry, no keyspace hit or miss).
+    guard let entry = ks.lookup(r.raw(2), now: .min, touching: false, use: .uncounted) else { return out.null() }
     out.integer(memoryEstimate(key: r.raw(2), entry, samples: samples))
 }
 

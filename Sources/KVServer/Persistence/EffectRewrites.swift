@@ -96,7 +96,7 @@ extension Dispatcher {
         }
         let key = request[1]
         // The key's state after the command (`now: .min`: not expired here).
-        let entry = ks.lookup(key, now: .min, touching: false)
+        let entry = ks.lookup(key, now: .min, touching: false, use: .uncounted)
         switch rule {
         case .expire:
             guard let deadline = entry?.expiresAt else { return feed.add(ks.index, [word("DEL"), key]) }

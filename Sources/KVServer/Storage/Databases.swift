@@ -21,6 +21,8 @@ final class Databases: RandomAccessCollection {
     let feed = EffectFeed()
     /// Keyspace notifications: their setting and where they go, shared by every database.
     let events = KeyspaceEvents()
+    /// Which lookups are reads, and their hits and misses, shared by every database.
+    let reads = KeyReads()
     /// The function libraries (FUNCTION LOAD): saved with the keys, kept by FLUSHALL.
     let functions = FunctionLibraries()
     /// The databases, by index.
@@ -32,9 +34,10 @@ final class Databases: RandomAccessCollection {
 
     /// Empty databases.
     init() {
-        keyspaces = (0..<Databases.selectable).map { [clock, limits, memory, fence, feed, events] index in
+        keyspaces = (0..<Databases.selectable).map { [clock, limits, memory, fence, feed, events, reads] index in
             Keyspace(
-                clock: clock, limits: limits, memory: memory, fence: fence, feed: feed, events: events, index: index)
+                clock: clock, limits: limits, memory: memory, fence: fence, feed: feed, events: events, reads: reads,
+                index: index)
         }
     }
 

@@ -143,6 +143,9 @@ public final class Keyspace {
     let feed: EffectFeed
     /// Where keyspace notifications go (shared by a dispatcher's databases).
     let events: KeyspaceEvents
+    /// Which lookups are reads, and their hits and misses (shared by a
+    /// dispatcher's databases).
+    let reads: KeyReads
     /// This database's number (SELECT's), which the feed's effects name.
     let index: Int
 
@@ -150,15 +153,16 @@ public final class Keyspace {
     public convenience init() {
         self.init(
             clock: CommandClock(), limits: EncodingLimits(), memory: MemoryPolicy(), fence: SnapshotFence(),
-            feed: EffectFeed(), events: KeyspaceEvents(), index: 0)
+            feed: EffectFeed(), events: KeyspaceEvents(), reads: KeyReads(), index: 0)
     }
 
     /// An empty keyspace whose commands run at `clock`'s time.
     init(
         clock: CommandClock, limits: EncodingLimits, memory: MemoryPolicy, fence: SnapshotFence, feed: EffectFeed,
-        events: KeyspaceEvents, index: Int
+        events: KeyspaceEvents, reads: KeyReads, index: Int
     ) {
         self.events = events
+        self.reads = reads
         self.clock = clock
         self.limits = limits
         self.memory = memory
@@ -226,17 +230,26 @@ public final class Keyspace {
     /// The live entry for `key`, deleting it first if it has expired (lazy
     /// expiry); a use of the key, which its access word records, unless
     /// `touching` is false (TYPE, TTL, EXISTS, OBJECT: Redis's LOOKUP_NOTOUCH).
-    func lookup(_ key: [UInt8], now: Int64, touching: Bool = true) -> Entry? {
-        key.withUnsafeBytes { lookup($0, now: now, touching: touching) }
+    /// A read (`use`, KeyReads.swift) counts as a hit or a miss, and a miss
+    /// publishes a keymiss event.
+    func lookup(_ key: [UInt8], now: Int64, touching: Bool = true, use: KeyRead = .asCommand) -> Entry? {
+        key.withUnsafeBytes { lookup($0, now: now, touching: touching, use: use) }
     }
 
     /// The live entry for `key` (see the other `lookup`).
-    func lookup(_ key: UnsafeRawBufferPointer, now: Int64, touching: Bool = true) -> Entry? {
-        guard let index = find(key) else { return nil }
-        guard var entry = unexpiredEntry(at: index, now: now, touching: touching) else {
-            expire(at: index, key, now: now)
+    func lookup(
+        _ key: UnsafeRawBufferPointer, now: Int64, touching: Bool = true, use: KeyRead = .asCommand
+    ) -> Entry? {
+        guard let index = find(key) else {
+            missed(key, use)
             return nil
         }
+        guard var entry = unexpiredEntry(at: index, now: now, touching: touching) else {
+            expire(at: index, key, now: now)
+            missed(key, use)
+            return nil
+        }
+        if reads.counts(use) { reads.hits += 1 }
         // A snapshot being written may hold this collection: the caller
         // gets (and may change) a copy, the snapshot keeps the original.
         if fence.isOpen, let collection = entry.collection, fence.isShared(collection) {
@@ -244,6 +257,15 @@ public final class Keyspace {
             entries[at: index].collection = entry.collection
         }
         return entry
+    }
+
+    /// A read of `key` (of kind `use`) found nothing: a miss, and a keymiss
+    /// event unless it is quiet.
+    @inline(__always)
+    private func missed(_ key: UnsafeRawBufferPointer, _ use: KeyRead) {
+        guard reads.counts(use) else { return }
+        reads.misses += 1
+        if use != .readQuietly { notify(.keyMiss, "keymiss", key) }
     }
 
     /// The entry at `index` unless it is past its deadline: one copy out of
@@ -646,34 +668,21 @@ public final class Keyspace {
     func randomKey(now: Int64) -> [UInt8]? {
         while !slots.isEmpty {
             let key = slots[Int(nextRandom() % UInt64(slots.count))]
-            if lookup(key, now: now, touching: false) != nil { return key }
+            if lookup(key, now: now, touching: false, use: .uncounted) != nil { return key }
         }
         return nil
     }
 
-    /// One step of SCAN: looks at up to `count` slots below `cursor` (0:
-    /// start from the top), returns the live keys among them that `matches`
-    /// accepts, and the cursor to go on from (0: done).
-    func scan(
-        cursor: Int, count: Int, now: Int64, where matches: ([UInt8]) -> Bool
-    ) -> (next: Int, keys: [[UInt8]]) {
-        scan(cursor: cursor, count: count, now: now) { key, _ in matches(key) }
-    }
-
-    /// SCAN with the entry at hand (SCAN ... TYPE).
-    func scan(
-        cursor: Int, count: Int, now: Int64, where matches: ([UInt8], Entry) -> Bool
-    ) -> (next: Int, keys: [[UInt8]]) {
+    /// One step of SCAN: the keys in up to `count` slots below `cursor`
+    /// (0: start from the top), live or due, in order, and the cursor to go
+    /// on from (0: done). The caller filters them, and expires the due ones
+    /// it keeps, as Redis's scanGenericCommand does after its walk.
+    func scanSlots(cursor: Int, count: Int) -> (next: Int, keys: [[UInt8]]) {
         var position = cursor == 0 ? slots.count : min(cursor, slots.count)
         var found: [[UInt8]] = []
-        var looked = 0
-        while position > 0 && looked < count {
+        while position > 0 && found.count < count {
             position -= 1
-            looked += 1
-            let key = slots[position]
-            if let entry = entries[.stored(key)], entry.expiresAt.map({ $0 > now }) ?? true, matches(key, entry) {
-                found.append(key)
-            }
+            found.append(slots[position])
         }
         return (position, found)
     }
@@ -784,10 +793,12 @@ public final class Keyspace {
     /// `expired` is set instead.
     @inline(__always)
     private static func overwrite(
-        _ entry: inout Entry, expiresAt: Int64?, memory: MemoryPolicy, now: Int64, expiring: Bool,
-        expired: inout Bool, _ fill: (inout [UInt8]) -> Void
+        _ entry: inout Entry, expiresAt: Int64?, memory: MemoryPolicy, now: Int64,
+        expiring: @autoclosure () -> Bool, expired: inout Bool, _ fill: (inout [UInt8]) -> Void
     ) -> Bool {
-        if expiring, let deadline = entry.expiresAt, deadline <= now {
+        // `expiring` read only for a key that is due: a write to a key
+        // without a deadline pays one test for all this.
+        if let deadline = entry.expiresAt, deadline <= now, expiring() {
             expired = true
             return false
         }

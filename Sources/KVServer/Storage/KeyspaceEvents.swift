@@ -6,9 +6,9 @@
 // message (class K), and `__keyevent@<db>__:<event>` with the key as the
 // message (class E). Which classes are published is the setting's letters.
 //
-// Off by default, as in Redis. Off, a notification costs its caller one
-// load and one test of a bit mask (`notify` is inlined), so every write
-// command can name its events without a cost on the hot path; on, one
+// Off by default, as in Redis. Off, a notification costs its caller two
+// loads (this object, then its mask) and a test (`notify` is inlined), so
+// every write command can name its events at no measurable cost; on, one
 // publication per channel, through the server's pub/sub (its subscribers
 // and patterns), with every message queued for its subscribers' loops.
 //
@@ -43,9 +43,7 @@ struct KeyspaceEventClasses: OptionSet, Sendable {
     static let evicted = KeyspaceEventClasses(rawValue: 1 << 9)
     /// t: stream commands (kvd has no streams: none is ever published).
     static let stream = KeyspaceEventClasses(rawValue: 1 << 10)
-    /// m: a read of a key that is not there. Not supported: kvd's lookups
-    /// do not tell Redis's read lookups (which notify a miss) from its
-    /// write lookups (which do not), so the letter is refused.
+    /// m: a read of a key that is not there (Storage/KeyReads.swift).
     static let keyMiss = KeyspaceEventClasses(rawValue: 1 << 11)
     /// d: module events (kvd has no modules: none is ever published).
     static let module = KeyspaceEventClasses(rawValue: 1 << 13)
@@ -57,7 +55,7 @@ struct KeyspaceEventClasses: OptionSet, Sendable {
     ]
 
     /// The classes `letters` names (Redis's keyspaceEventsStringToFlags);
-    /// nil when a letter names none. `m` names one (`unsupported`).
+    /// nil when a letter names none.
     init?(letters: [UInt8]) {
         var classes: KeyspaceEventClasses = []
         for letter in letters {
@@ -104,12 +102,6 @@ struct KeyspaceEventClasses: OptionSet, Sendable {
 
     /// CONFIG SET's error for a letter that names no class (Redis's words).
     static let invalidLetterError = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
-
-    /// The classes kvd does not publish, and its error for them (nil: none
-    /// among these).
-    var unsupportedError: String? {
-        contains(.keyMiss) ? "keymiss events (m) are not supported by kvd" : nil
-    }
 }
 
 /// What is published, and where: shared by a dispatcher's databases, on
