@@ -26,4 +26,17 @@ import Testing
             }
         }
     }
+
+    /// SORT of a missing key with BY and no LIMIT asks for the window
+    /// -1...-2 of nothing: it trapped (a range past its end), and any
+    /// client could stop kvd with `SORT nokey BY x*`.
+    @Test func nothingToSortIsLeftAsItIs() {
+        var none: [Int] = []
+        partialQuickSort(&none, keeping: -1, through: -2) { $0 < $1 ? -1 : ($0 == $1 ? 0 : 1) }
+        #expect(none.isEmpty)
+        let dispatcher = connected()
+        #expect(run(dispatcher, "SORT", "nokey", "BY", "x*") == "*0\r\n")
+        #expect(run(dispatcher, "SORT", "nokey", "BY", "x*", "STORE", "d") == ":0\r\n")
+        #expect(run(dispatcher, "PING") == "+PONG\r\n")
+    }
 }

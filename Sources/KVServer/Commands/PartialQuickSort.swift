@@ -35,7 +35,9 @@ private func sortPart<Element>(
     }
     while true {
         if count < 7 {
-            // Insertion sort.
+            // Insertion sort (nothing to do for none: SORT of a missing key
+            // with BY and no LIMIT narrows to an empty window).
+            guard count > 1 else { return }
             for next in start + 1..<start + count {
                 var position = next
                 while position > start && compare(a[position - 1], a[position]) > 0 {
