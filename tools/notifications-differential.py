@@ -111,7 +111,31 @@ with redis_and_kvd(KVD, SEED, "notifications-differential") as differential:
                  key(rng.choice("snhle"))],
         lambda: ["MGET", key("s"), key("e"), key("h")],
         lambda: ["EXISTS", key("s"), key("e"), key("n")],
-        lambda: ["GETRANGE", key("s"), "0", "-1"],
+        lambda: [rng.choice(("GETRANGE", "SUBSTR")), key("s"), "0", "-1"],
+        lambda: ["BITPOS", key(rng.choice("bs")), "1"],
+        lambda: [rng.choice(("EXPIRETIME", "PEXPIRETIME")), key(rng.choice("se"))],
+        lambda: ["EXISTS", key("s"), key("s"), key("s")],
+        lambda: ["OBJECT", "FREQ", key("s")],
+        lambda: [None, "OBJECT", "IDLETIME", key("s")],
+        lambda: [None, "HRANDFIELD", key("h"), rng.choice(("1", "-2", "0"))],
+        lambda: [None, "SRANDMEMBER", key("t"), rng.choice(("1", "-2", "0"))],
+        lambda: [None, "ZRANDMEMBER", key("z"), rng.choice(("1", "-2", "0"))],
+        lambda: [None, rng.choice(("HSCAN", "SSCAN", "ZSCAN")), key(rng.choice("htzs")), "0"]
+                + rng.choice(([], ["COUNT", "0"], ["MATCH", "m*"], ["BOGUS"])),
+        lambda: [rng.choice(("ZRANGEBYSCORE", "ZREVRANGEBYSCORE")), key("z"), "+inf", "-inf"],
+        lambda: ["ZREVRANGE", key("z"), "0", "-1"],
+        lambda: ["ZREVRANK", key("z"), members((1, 1))[0]],
+        lambda: ["ZLEXCOUNT", key("x"), "-", "+"],
+        lambda: ["LPOS", key("l"), members((1, 1))[0], "RANK", "-1", "COUNT", "0", "MAXLEN", "5"],
+        lambda: ["GEOHASH", key("g"), "m1", "m2"],
+        lambda: ["GEORADIUSBYMEMBER", key("g"), members((1, 1))[0], "500", "km"]
+                + rng.choice(([], ["STORE", key("z")])),
+        lambda: ["GEORADIUS", key("g"), "13.5", "38.5", "200", "km", "STORE", key("z")],
+        lambda: ["EVAL", "return {redis.call('get', KEYS[1]), redis.call('exists', KEYS[2])}", "2",
+                 key("s"), key("h")],
+        lambda: ["SET", f"m{rng.randrange(6)}", str(rng.randrange(9))],
+        lambda: ["SORT", key("l"), "BY", "*", "GET", "*", "GET", "#"],
+        lambda: ["SORT", key("l"), "BY", "*", "GET", "*", "STORE", key("l")],
         lambda: ["LCS", key("s"), key("s")],
         lambda: [rng.choice(("HGET", "HEXISTS", "HSTRLEN")), key("h"), members((1, 1))[0]],
         lambda: [rng.choice(("HGETALL", "HLEN", "HKEYS", "HVALS")), key(rng.choice("hs"))],
@@ -181,10 +205,11 @@ with redis_and_kvd(KVD, SEED, "notifications-differential") as differential:
         if command[0] in ("FLUSHDB", "FLUSHALL", "SCAN", "RANDOMKEY"):
             # A flush drops an expired key that no expiry cycle reclaimed
             # yet without an event, and SCAN and RANDOMKEY meet it or not
-            # as each server's expiry cycles ran: those expire first, in both.
+            # as each server's expiry cycles ran: those expire first, in
+            # both (the e keys' 1 ms, the s keys' GETEX PX).
             for database in ("1", "0"):  # SWAPDB takes keys to 1
                 differential.both("SELECT", database)
-                differential.both("EXISTS", "e0", "e1", "e2")
+                differential.both("EXISTS", "e0", "e1", "e2", "s0", "s1", "s2")
             counted = [reads(connection) for connection in connections]
         seeded_commands.run(differential, command)
         events = sync()

@@ -179,6 +179,50 @@ import Testing
         #expect(counts(dispatcher) == "keyspace_hits:0 keyspace_misses:0")
     }
 
+    @Test func theReadsInsideWritesCountAsRedisCountsThem() {
+        let dispatcher = connected()
+        run(dispatcher, "SADD", "s", "a", "b")
+        run(dispatcher, "SPOP", "s", "5")  // the whole set, answered through SUNION's read
+        #expect(counts(dispatcher) == "keyspace_hits:1 keyspace_misses:0")
+        run(dispatcher, "BITFIELD", "b", "GET", "u4", "0")  // only GETs: a read
+        run(dispatcher, "BITFIELD", "b", "SET", "u4", "0", "1")  // a write
+        #expect(counts(dispatcher) == "keyspace_hits:1 keyspace_misses:1")
+        run(dispatcher, "OBJECT", "ENCODING", "b")  // a quiet read still counts
+        run(dispatcher, "RPUSH", "list", "2", "1")
+        run(dispatcher, "SORT", "list", "BY", "w_*", "STORE", "sorted")  // the key, then each BY key
+        #expect(counts(dispatcher) == "keyspace_hits:3 keyspace_misses:3")
+        // A HSCAN of a missing key reads it before its options: an empty scan.
+        #expect(run(dispatcher, "HSCAN", "nohash", "0", "COUNT", "0") == "*2\r\n$1\r\n0\r\n*0\r\n")
+        #expect(run(dispatcher, "HSCAN", "b", "0", "BOGUS").hasPrefix("-WRONGTYPE"))
+        #expect(counts(dispatcher) == "keyspace_hits:4 keyspace_misses:4")
+    }
+
+    @Test func scanAndRenameExpireTheDueKeysTheyMeet() throws {
+        let dispatcher = connected()
+        var published: [String] = []
+        dispatcher.databases.events.publish = { channel, message in
+            published.append(String(decoding: channel, as: UTF8.self) + " " + String(decoding: message, as: UTF8.self))
+        }
+        #expect(run(dispatcher, "CONFIG", "SET", "notify-keyspace-events", "Exgnm") == "+OK\r\n")
+        run(dispatcher, "SET", "due", "v", "PX", "1")
+        run(dispatcher, "SET", "other", "v", "PX", "1")
+        run(dispatcher, "SET", "kept", "v")
+        usleep(5_000)  // both due; a dispatcher without a loop runs no expiry cycle
+        published = []
+        // MATCH leaves `other` alone (as in Redis); the due key SCAN returns expires.
+        #expect(run(dispatcher, "SCAN", "0", "MATCH", "[dk]*") == "*2\r\n$1\r\n0\r\n*1\r\n$4\r\nkept\r\n")
+        #expect(published == ["__keyevent@0__:expired due"])
+        // RENAME onto a due key: it expires, then the name is a new key.
+        published = []
+        #expect(run(dispatcher, "RENAME", "kept", "other") == "+OK\r\n")
+        #expect(
+            published == [
+                "__keyevent@0__:expired other", "__keyevent@0__:new other", "__keyevent@0__:rename_from kept",
+                "__keyevent@0__:rename_to other",
+            ])
+        #expect(run(dispatcher, "INFO", "stats").contains("expired_keys:2\r\n"))
+    }
+
     @Test func aReadOfAMissingKeyPublishesKeymissAndAWriteDoesNot() {
         let dispatcher = connected()
         var published: [String] = []

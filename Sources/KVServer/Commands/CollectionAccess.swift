@@ -149,34 +149,40 @@ func clampRange(start: Int, end: Int, count: Int) -> ClosedRange<Int>? {
 
 // MARK: - HSCAN and SSCAN
 
-/// A collection SCAN's cursor and options (Redis's parseScanCursorOrReply
-/// and scanGenericCommand's option loop, in that order).
+/// A collection SCAN's cursor and options, read in Redis's order: the
+/// cursor (parseScanCursorOrReply), then the command looks the key up (a
+/// missing key answers an empty scan, whatever the options), then the
+/// options (scanGenericCommand's loop).
 struct ScanArguments {
     var cursor: Int
     var pattern: [UInt8]?
     var count = 10
 
-    /// Parses `r[2...]`; nil after answering an error.
-    init?(_ r: Request, _ out: inout ReplyWriter) {
+    /// Parses the cursor, `r[2]`; nil after answering an error.
+    init?(cursorOf r: Request, _ out: inout ReplyWriter) {
         guard let cursor = UInt64(String(decoding: r[2], as: UTF8.self)), cursor <= UInt64(Int.max) else {
             out.error("ERR invalid cursor")
             return nil
         }
         self.cursor = Int(cursor)
+    }
+
+    /// Parses the options, `r[3...]`; false after answering an error.
+    mutating func readOptions(_ r: Request, _ out: inout ReplyWriter) -> Bool {
         var index = 3
         while index < r.count {
             guard index + 1 < r.count else {
                 out.error("ERR syntax error")
-                return nil
+                return false
             }
             if equalsIgnoringCase(r.raw(index), "count") {
                 guard let parsed = parseInteger(r.raw(index + 1)) else {
                     out.error(notAnInteger)
-                    return nil
+                    return false
                 }
                 guard parsed >= 1 else {
                     out.error("ERR syntax error")
-                    return nil
+                    return false
                 }
                 count = parsed
             } else if equalsIgnoringCase(r.raw(index), "match") {
@@ -184,10 +190,11 @@ struct ScanArguments {
                 pattern = value == [UInt8(ascii: "*")] ? nil : value
             } else {
                 out.error("ERR syntax error")
-                return nil
+                return false
             }
             index += 2
         }
+        return true
     }
 
     /// One step over `total` positions: every position at once when

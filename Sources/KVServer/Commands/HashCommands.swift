@@ -212,9 +212,10 @@ func randomPositions(_ requested: Int, of size: Int, using random: inout Command
 }
 
 private func hscan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard let scan = ScanArguments(r, &out) else { return }
+    guard var scan = ScanArguments(cursorOf: r, &out) else { return }
     guard let found = ks.lookupHash(r.raw(1), &out) else { return }
     guard let hash = found else { return out.emptyScan() }
+    guard scan.readOptions(r, &out) else { return }
     let (next, positions) = scan.step(total: hash.count, whole: hash.isCompact)
     let reader = hash.reader()
     let entries = positions.map { reader[$0] }.filter { scan.matches($0.field) }

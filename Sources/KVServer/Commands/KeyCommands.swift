@@ -52,7 +52,7 @@ private func rename(_ ks: Keyspace, _ r: Request, onlyIfAbsent: Bool, _ out: ino
 }
 
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]. The cursor is a
-/// position in the keyspace's slots (see Keyspace.scan); TYPE keeps the
+/// position in the keyspace's slots (see Keyspace.scanSlots); TYPE keeps the
 /// keys whose TYPE is that name.
 private func scan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let cursor = UInt64(String(decoding: r[1], as: UTF8.self)), cursor <= UInt64(Int.max) else {

@@ -266,9 +266,10 @@ private func sintercard(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) 
 }
 
 private func sscan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard let scan = ScanArguments(r, &out) else { return }
+    guard var scan = ScanArguments(cursorOf: r, &out) else { return }
     guard let found = ks.lookupSet(r.raw(1), &out) else { return }
     guard let set = found else { return out.emptyScan() }
+    guard scan.readOptions(r, &out) else { return }
     let (next, positions) = scan.step(total: set.count, whole: set.isIntset)
     let members = positions.map { set[$0] }.filter { scan.matches($0) }
     out.arrayHeader(2)

@@ -495,9 +495,10 @@ private func zrandmember(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
 }
 
 private func zscan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard let scan = ScanArguments(r, &out) else { return }
+    guard var scan = ScanArguments(cursorOf: r, &out) else { return }
     guard let found = ks.lookupSortedSet(r.raw(1), &out) else { return }
     guard let sortedSet = found else { return out.emptyScan() }
+    guard scan.readOptions(r, &out) else { return }
     // A rank is a position here: a compact set is answered whole, in order.
     let (next, positions) = scan.step(total: sortedSet.count, whole: sortedSet.isCompact)
     let members = positions.compactMap { sortedSet.order.node(atRank: $0 + 1) }.filter { scan.matches($0.memberBytes) }

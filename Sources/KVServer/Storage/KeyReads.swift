@@ -8,10 +8,10 @@
 // dispatcher marks, before each command runs, whether the command only
 // reads (not one of the write commands). The few reads Redis makes inside
 // write commands (SET ... GET, GETDEL, COPY's source, BITOP's sources,
-// SORT's keys, a GEO or ZRANGESTORE source) say `.read`; OBJECT and MEMORY
-// USAGE count without an event (`.readQuietly`, Redis's LOOKUP_NONOTIFY);
-// the server's own lookups (WATCH, a parked client's key, the AOF's
-// rewrites) count nothing (`.uncounted`).
+// SORT's keys, a GEO or ZRANGESTORE source) say `.read`; OBJECT counts
+// without an event (`.readQuietly`, Redis's LOOKUP_NONOTIFY); the server's
+// own lookups (WATCH, RANDOMKEY, MEMORY USAGE, a parked client's key, the
+// AOF's rewrites) count nothing (`.uncounted`).
 
 /// What a lookup is, for INFO's hit and miss counts and keymiss events.
 enum KeyRead {
