@@ -385,6 +385,36 @@ def pubsub_get_message_and_patterns():
 
 
 @scenario
+def keyspace_notifications_as_applications_use_them():
+    """An expiry hook and a cache that drops what changed, as redis-py's
+    users write them, and the hit ratio a dashboard reads from INFO."""
+    r = client()
+    r.config_set("notify-keyspace-events", "Exg$")
+    assert r.config_get("notify-keyspace-events") == {"notify-keyspace-events": "g$xE"}
+    p = r.pubsub()
+    p.psubscribe("__keyevent@0__:*")
+    assert p.get_message(timeout=5)["type"] == "psubscribe"
+    r.set("session:1", "alice", px=50)
+    assert next_message(p) == {"type": "pmessage", "pattern": b"__keyevent@0__:*",
+                               "channel": b"__keyevent@0__:set", "data": b"session:1"}
+    assert next_message(p)["channel"] == b"__keyevent@0__:expire"
+    # Nobody reads it again: the expiry cycle finds it and says so.
+    assert next_message(p, seconds=10) == {"type": "pmessage", "pattern": b"__keyevent@0__:*",
+                                           "channel": b"__keyevent@0__:expired", "data": b"session:1"}
+    r.incr("views")
+    r.delete("views")
+    assert [next_message(p)["channel"] for _ in range(2)] == [b"__keyevent@0__:incrby", b"__keyevent@0__:del"]
+    p.punsubscribe()
+    p.close()
+    r.config_set("notify-keyspace-events", "")
+    r.config_resetstat()
+    r.set("page", "x")
+    r.get("page"), r.get("page"), r.get("missing")
+    stats = r.info("stats")
+    assert (stats["keyspace_hits"], stats["keyspace_misses"]) == (2, 1), stats
+
+
+@scenario
 def pubsub_listen_in_a_thread_over_resp2():
     r = client(protocol=2)
     p = r.pubsub(ignore_subscribe_messages=True)
