@@ -188,6 +188,21 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "*2\r\n$2\r\nk1\r\n$2\r\nk2\r\n*0\r\n*3\r\n$1\r\nt\r\n$1\r\na\r\n$1\r\nb\r\n-ERR Invalid arguments specified for command\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n*1\r\n$3\r\nkey\r\n*1\r\n*2\r\n$1\r\nk\r\n*3\r\n+RW\r\n+access\r\n+update\r\n"
     ),
     (
+        "command getkeys keynum past the arguments",
+        "COMMAND GETKEYS eval x 3 a b\r\nCOMMAND GETKEYS eval x 9223372036854775807\r\nCOMMAND GETKEYS eval x 4294967298 a b\r\nCOMMAND GETKEYS eval x -1 a\r\nCOMMAND GETKEYS zunionstore t 3 a b\r\nCOMMAND GETKEYS lmpop 3 a b left\r\nCOMMAND GETKEYS lmpop 9223372036854775807 a\r\n",
+        "*0\r\n*0\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n*0\r\n-ERR Invalid arguments specified for command\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$4\r\nleft\r\n-ERR Invalid number of arguments specified for command\r\n"
+    ),
+    (
+        "config output buffer limit seconds past a C int",
+        "CONFIG SET client-output-buffer-limit \"normal 0 1 9223372036854775807\"\r\nCONFIG SET client-output-buffer-limit \"pubsub 0 1 2147483648\"\r\nCONFIG SET client-output-buffer-limit \"normal 0 1 -1\"\r\n",
+        "-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Error in hard, soft or soft_seconds setting in buffer limit configuration.\r\n-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Error in hard, soft or soft_seconds setting in buffer limit configuration.\r\n-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Error in hard, soft or soft_seconds setting in buffer limit configuration.\r\n"
+    ),
+    (
+        "script math random bounds as C ints",
+        "EVAL \"return math.random(0)\" 0\r\nEVAL \"return math.random(2,1)\" 0\r\nEVAL \"return math.random(1,2,3)\" 0\r\nEVAL \"return math.random(3e9)\" 0\r\nEVAL \"return math.random(1e19)\" 0\r\nEVAL \"return math.random(-2147483648, 2147483647)\" 0\r\nEVAL \"return math.random(-1e19, -1e19)\" 0\r\nEVAL \"return math.random(4294967297, 4294967297)\" 0\r\n",
+        "-ERR user_script:1: bad argument #1 to 'random' (interval is empty) script: 008bcb60f86ee36d26c67b641b46674578d9cba0, on @user_script:1.\r\n-ERR user_script:1: bad argument #2 to 'random' (interval is empty) script: 154b051a78bd7bb133691517692e1a7a38d25895, on @user_script:1.\r\n-ERR user_script:1: wrong number of arguments script: 5cd983b5db563301a1c7ab05351573640323e7a9, on @user_script:1.\r\n-ERR user_script:1: bad argument #1 to 'random' (interval is empty) script: bafe2769ba732c02afe4765c1e5b727471527cce, on @user_script:1.\r\n-ERR user_script:1: bad argument #1 to 'random' (interval is empty) script: d000e18e08552a839983128356be759f0066403f, on @user_script:1.\r\n:-2147483648\r\n:0\r\n:1\r\n"
+    ),
+    (
         "geoadd",
         "GEOADD g -122.33207 47.60621 Seattle 13.361389 38.115556 Palermo\r\nZRANGE g 0 -1 WITHSCORES\r\nGEOADD g 200 100 x\r\nGEOADD g NX XX 1 1 x\r\nGEOADD g CH 1 1 x 2\r\nGEOADD g CH 1 a x\r\nGEOADD g XX CH 1 1 Palermo\r\nGEOADD g NX 2 2 Palermo\r\nGEOADD g 180 85.05112878 edge -180 -85.05112878 edge2\r\nZRANGE g 0 -1 WITHSCORES\r\nSET s 1\r\nGEOADD s 1 1 x\r\nGEOADD g\r\n",
         ":2\r\n*4\r\n$7\r\nSeattle\r\n$16\r\n1558507292839943\r\n$7\r\nPalermo\r\n$16\r\n3479099956230698\r\n-ERR invalid longitude,latitude pair 200.000000,100.000000\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR value is not a valid float\r\n:1\r\n:0\r\n:2\r\n*8\r\n$5\r\nedge2\r\n$1\r\n0\r\n$7\r\nSeattle\r\n$16\r\n1558507292839943\r\n$7\r\nPalermo\r\n$16\r\n3377822707026402\r\n$4\r\nedge\r\n$17\r\n13510798882111488\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-ERR wrong number of arguments for 'geoadd' command\r\n"

@@ -124,6 +124,31 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
         }
     }
 
+    // The longest soft limit Redis accepts (2^31 - 1 seconds) is measured
+    // without overflow: a reader over the soft limit is served, and kvd
+    // keeps answering; a longer one is refused, as by Redis.
+    @Test(arguments: [0, 2]) func theLongestSoftLimitServesAReaderOverIt(ioThreads: Int) throws {
+        try withServer({ $0.ioThreads = ioThreads }) { server in
+            let client = try TestClient(port: server.port)
+            let refused =
+                "-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - "
+                + "Error in hard, soft or soft_seconds setting in buffer limit configuration.\r\n"
+            let tooLong = multibulk(
+                ["CONFIG", "SET", "client-output-buffer-limit", "normal 0 1 9223372036854775807"].map(bytes))
+            client.send(tooLong)
+            #expect(client.readLine() == refused)
+            client.send(multibulk(["CONFIG", "SET", "client-output-buffer-limit", "normal 0 1 2147483647"].map(bytes)))
+            #expect(client.readLine() == "+OK\r\n")
+            let value = String(repeating: "w", count: 100_000)
+            client.send(multibulk([bytes("SET"), bytes("big"), bytes(value)]))
+            #expect(client.readLine() == "+OK\r\n")
+            client.send(String(repeating: "GET big\r\n", count: 20))
+            let reply = "$100000\r\n\(value)\r\n"
+            #expect(client.read(count: 20 * reply.utf8.count) == bytes(String(repeating: reply, count: 20)))
+            #expect(try TestClient(port: server.port).roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
+        }
+    }
+
     // A client that writes and never reads: 1,000 GETs of 100 KB (100 MB of
     // replies) and then a 16 MiB request, with no output limit to close it.
     // kvd executes only what fills the sockets and about a mebibyte more,

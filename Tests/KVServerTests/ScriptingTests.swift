@@ -169,6 +169,27 @@ import Testing
         #expect(call(["EVAL", script, "0"]) == "*3\r\n:744526\r\n:342702\r\n:111086\r\n")
     }
 
+    @Test func aCallWhoseReplyPassesTheOutputLimitRaisesInsteadOfFillingMemory() {
+        let call = client()
+        #expect(call(["CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0"]) == "+OK\r\n")
+        #expect(call(["SADD", "s", "a"]) == ":1\r\n")
+        #expect(call(["HSET", "h", "f", "v"]) == ":1\r\n")
+        #expect(call(["ZADD", "z", "1", "m"]) == ":1\r\n")
+        for (command, key) in [("srandmember", "s"), ("hrandfield", "h"), ("zrandmember", "z")] {
+            let script = "return #redis.call('\(command)', KEYS[1], -10000000)"
+            let reply = call(["EVAL", script, "1", key])
+            #expect(
+                reply.hasPrefix(
+                    "-ERR kvd: the reply of '\(command)' passed the client output buffer limit (1048576 bytes) script: "
+                ),
+                "\(reply.prefix(200))")
+        }
+        // pcall gets it as an error table; a reply under the limit is whole.
+        let guarded = "local r = redis.pcall('srandmember', KEYS[1], -10000000) return r['err']"
+        #expect(call(["EVAL", guarded, "1", "s"]).hasPrefix("$"))
+        #expect(call(["EVAL", "return #redis.call('srandmember', KEYS[1], -1000)", "1", "s"]) == ":1000\r\n")
+    }
+
     @Test func aScriptInsideMultiRunsAtExec() {
         let call = client()
         #expect(call(["MULTI"]) == "+OK\r\n")

@@ -80,7 +80,11 @@ struct KeySpecification {
                 let keys = parseInteger(arguments[first + numberIndex]), keys >= 0
             else { return nil }
             first += number(find.spec, "firstkey")
-            last = first + keys - 1
+            // Redis takes the count as a C int, and a count past the
+            // arguments (or none) makes the whole command keyless.
+            let truncated = Int(Int32(truncatingIfNeeded: keys))
+            guard truncated > 0, first + truncated <= count else { return nil }
+            last = first + truncated - 1
         default:
             return nil
         }

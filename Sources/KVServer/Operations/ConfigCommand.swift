@@ -153,7 +153,8 @@ extension Dispatcher {
     }
 
     /// client-output-buffer-limit's value: groups of class, hard, soft,
-    /// seconds; all checked before any is taken.
+    /// seconds; all checked before any is taken. Seconds are a C int in
+    /// Redis, so past 2^31 - 1 is the same error there.
     func setOutputBufferLimits(_ text: [UInt8]) -> String? {
         let words = text.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false).map { Array($0) }
         guard words.count % 4 == 0 else { return "Wrong number of arguments in buffer limit configuration." }
@@ -165,7 +166,7 @@ extension Dispatcher {
             }
             guard let hard = ConfigParameter.memory(words[start + 1]),
                 let soft = ConfigParameter.memory(words[start + 2]),
-                let seconds = parseInteger(words[start + 3]), seconds >= 0
+                let seconds = parseInteger(words[start + 3]), (0...Int(Int32.max)).contains(seconds)
             else { return "Error in hard, soft or soft_seconds setting in buffer limit configuration." }
             limits.append((name, .init(hard: hard, soft: soft, softSeconds: seconds)))
         }

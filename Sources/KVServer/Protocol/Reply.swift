@@ -48,10 +48,18 @@ public struct ReplyWriter: Sendable {
     /// connection closes a client whose replies pass it.
     public var limit = Int.max
 
+    /// True once a reply stopped short at `limit` (`passedLimit(at:)`
+    /// answered true): what was written is not a whole reply.
+    public private(set) var stoppedAtLimit = false
+
     /// True when the replies written pass `limit`, checked at every 1024th
     /// `index` only: what a loop over a huge collection asks, cheaply,
-    /// before it writes element `index`.
-    public func passedLimit(at index: Int) -> Bool { index & 1023 == 1023 && byteCount > limit }
+    /// before it writes element `index`. The loop stops writing then.
+    public mutating func passedLimit(at index: Int) -> Bool {
+        guard index & 1023 == 1023 && byteCount > limit else { return false }
+        stoppedAtLimit = true
+        return true
+    }
 
     /// An empty writer.
     public init() {}

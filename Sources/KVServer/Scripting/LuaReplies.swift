@@ -32,6 +32,14 @@ func luaPush(_ L: OpaquePointer, _ text: String) {
     luaPush(L, Array(text.utf8))
 }
 
+/// Pushes `message` as luaL_error raises it: after the calling script's
+/// position (`user_script:1: `).
+func luaPushLibraryError(_ L: OpaquePointer, _ message: String) {
+    luaL_where(L, 1)
+    luaPush(L, message)
+    lua_concat(L, 2)
+}
+
 /// Sets `table[key] = value` on the table on top of the stack (raw).
 func luaSetField(_ L: OpaquePointer, _ key: String, _ pushValue: () -> Void) {
     luaPush(L, key)

@@ -52,14 +52,6 @@ func installMessagePack(_ L: OpaquePointer) {
     lua_setfield(L, kvd_lua_globalsindex(), "cmsgpack")
 }
 
-/// Pushes `message` as luaL_error raises it: after the calling script's
-/// position (`user_script:1: `).
-private func luaPushLibraryError(_ L: OpaquePointer, _ message: String) {
-    luaL_where(L, 1)
-    luaPush(L, message)
-    lua_concat(L, 2)
-}
-
 private func luaTypeName(_ L: OpaquePointer, _ index: Int32) -> String {
     String(cString: lua_typename(L, lua_type(L, index)))
 }

@@ -219,13 +219,21 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
         } else {
             var out = ReplyWriter()
             out.resp3 = run.session.resp3
+            // A reply that grows with a count (SRANDMEMBER key -huge) stops
+            // at the clients' limit here too, instead of filling memory.
+            out.limit = run.dispatcher.replyLimit
             // Counted in INFO commandstats and SLOWLOG on its own clock, as
             // Redis counts a script's calls.
             run.dispatcher.executeTimed(request, for: run.session, into: &out)
             // Its error counts now, once (the error table Lua gets is
             // marked, so the script's reply does not count it again).
             run.dispatcher.stats.takeErrors(&out)
-            reply = out.finish().chunks.flatMap { $0 }
+            if out.stoppedAtLimit {
+                refusal =
+                    "kvd: the reply of '\(command.name)' passed the client output buffer limit (\(out.limit) bytes)"
+            } else {
+                reply = out.finish().chunks.flatMap { $0 }
+            }
         }
         return false
     }
@@ -294,6 +302,12 @@ private func redisLog(_ L: OpaquePointer) -> Int32 {
     return 0
 }
 
+/// Lua 5.1's `luaL_checkint`: the number as a 64-bit integer (out of
+/// range is the minimum, as x86 converts), then its low 32 bits.
+private func luaCInt(_ number: Double) -> Int32 {
+    Int32(truncatingIfNeeded: luaInteger(number))
+}
+
 /// Lua's math.random over Redis's rand48, so a seeded script draws Redis's numbers.
 private func mathRandom(_ L: OpaquePointer, _ engine: ScriptEngine) -> Int32 {
     guard engine.run != nil else {
@@ -305,22 +319,24 @@ private func mathRandom(_ L: OpaquePointer, _ engine: ScriptEngine) -> Int32 {
     case 0:
         lua_pushnumber(L, r)
     case 1:
-        let upper = luaInteger(lua_tonumber(L, 1))
+        let upper = luaCInt(lua_tonumber(L, 1))
         guard upper >= 1 else {
-            luaPush(L, "bad argument #1 to 'random' (interval is empty)")
+            luaPushLibraryError(L, "bad argument #1 to 'random' (interval is empty)")
             return -1
         }
         lua_pushnumber(L, (r * Double(upper)).rounded(.down) + 1)
     case 2:
-        let lower = luaInteger(lua_tonumber(L, 1))
-        let upper = luaInteger(lua_tonumber(L, 2))
+        let lower = luaCInt(lua_tonumber(L, 1))
+        let upper = luaCInt(lua_tonumber(L, 2))
         guard lower <= upper else {
-            luaPush(L, "bad argument #2 to 'random' (interval is empty)")
+            luaPushLibraryError(L, "bad argument #2 to 'random' (interval is empty)")
             return -1
         }
-        lua_pushnumber(L, (r * Double(upper - lower + 1)).rounded(.down) + Double(lower))
+        // C's int arithmetic, wrapping as Redis's Lua does on this machine
+        // (the whole int range is a span of 0, which draws the lower bound).
+        lua_pushnumber(L, (r * Double(upper &- lower &+ 1)).rounded(.down) + Double(lower))
     default:
-        luaPush(L, "wrong number of arguments")
+        luaPushLibraryError(L, "wrong number of arguments")
         return -1
     }
     return 1
