@@ -99,6 +99,7 @@ test-kvd: py-deps
 	$(BOUND) 300 $(VENV)/bin/python tools/changes-differential.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/notifications-differential.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/hash-differential.py .build/debug/kvd
+	$(BOUND) 300 $(VENV)/bin/python tools/grammar-fuzz.py .build/debug/kvd
 	$(BOUND) 120 $(VENV)/bin/python tools/used-memory-check.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/eviction-check.py .build/debug/kvd
 	$(BOUND) 300 $(VENV)/bin/python tools/aof-interop.py .build/debug/kvd

@@ -304,4 +304,30 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
             #expect(next.roundTrip("PING\r\n", replyBytes: 7) == "+PONG\r\n")
         }
     }
+
+    // A count whose picks cannot fit under the limit (each at least an
+    // empty bulk string) is not drawn at all: the client is closed over
+    // its limit before a byte of them is written, counted as such, and
+    // what it pipelined after is not run. A count that fits is served.
+    @Test(arguments: ["HRANDFIELD h", "SRANDMEMBER s", "ZRANDMEMBER z"])
+    func aRandomCountThatCannotFitClosesTheClientWithoutDrawing(pick: String) throws {
+        let limit = 1 << 20
+        try withServer({ $0.outputBufferLimit = .init(hard: limit, soft: 0, softSeconds: 0) }) { server in
+            let setup = try TestClient(port: server.port)
+            setup.send("HSET h f v\r\nSADD s m\r\nZADD z 1 m\r\n")
+            #expect(setup.read(count: 12) == bytes(":1\r\n:1\r\n:1\r\n"))
+            #expect(setup.roundTrip("\(pick) -1000\r\n", replyBytes: 16).hasPrefix("*1000\r\n$"))
+            _ = setup.read(count: 1000 * 7 - 8)
+            let client = try TestClient(port: server.port)
+            client.send("\(pick) -\(limit / 6 + 1)\r\nSET after 1\r\n")
+            let got = client.readAll()
+            #expect(got.isEmpty, "\(pick): \(got.count) bytes before the close")
+            let observer = try TestClient(port: server.port)
+            #expect(observer.roundTrip("EXISTS after\r\n", replyBytes: 4) == ":0\r\n")
+            observer.send("INFO stats\r\n")
+            let length = Int(observer.readLine().dropFirst().prefix { $0.isNumber }) ?? 0
+            let info = String(decoding: observer.read(count: length + 2), as: UTF8.self)
+            #expect(info.contains("client_output_buffer_limit_disconnections:1\r\n"), "\(info)")
+        }
+    }
 }

@@ -104,7 +104,7 @@ private func bitfield(_ ks: Keyspace, _ r: Request, readOnly: Bool, _ out: inout
     var changes = 0
     func run(_ stored: inout [UInt8]) {
         let grew = existing == nil || stored.count < needed
-        if stored.count < needed { stored.append(contentsOf: repeatElement(0, count: needed - stored.count)) }
+        stored.padWithZeros(to: needed)
         for operation in operations {
             let old = read(stored, operation)
             guard operation.kind != .get else {

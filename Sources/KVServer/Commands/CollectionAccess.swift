@@ -4,6 +4,7 @@
 // its last element goes (Redis never keeps an empty collection), the
 // argument rules of Redis's getRangeLong and getPositiveLong, and the
 // cursor and options of HSCAN and SSCAN.
+import Glibc
 
 extension Keyspace {
     /// The hash at `key`: `.some(nil)` when absent, nil after answering WRONGTYPE.
@@ -149,6 +150,25 @@ func clampRange(start: Int, end: Int, count: Int) -> ClosedRange<Int>? {
 
 // MARK: - HSCAN and SSCAN
 
+/// Redis's parseScanCursorOrReply: strtoul over the argument as the C
+/// string Redis passes (up to a NUL), so a sign is allowed (-1 is the
+/// largest cursor) and an empty cursor is 0; a leading space, bytes left
+/// unread or a value past 64 bits are refused (nil). Cursors past
+/// `Int.max` are past every slot here, as large cursors are.
+func parseScanCursor(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    guard bytes.first.map({ $0 != 32 && !(9...13).contains($0) }) ?? true else { return nil }
+    let length = bytes.firstIndex(of: 0) ?? bytes.count
+    return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { chars -> Int? in
+        for index in 0..<length { chars[index] = CChar(bitPattern: bytes[index]) }
+        chars[length] = 0
+        var end: UnsafeMutablePointer<CChar>?
+        errno = 0
+        let cursor = strtoul(chars.baseAddress!, &end, 10)
+        guard end == chars.baseAddress! + length, errno != ERANGE else { return nil }
+        return Int(min(cursor, UInt(Int.max)))
+    }
+}
+
 /// A collection SCAN's cursor and options, read in Redis's order: the
 /// cursor (parseScanCursorOrReply), then the command looks the key up (a
 /// missing key answers an empty scan, whatever the options), then the
@@ -160,11 +180,11 @@ struct ScanArguments {
 
     /// Parses the cursor, `r[2]`; nil after answering an error.
     init?(cursorOf r: Request, _ out: inout ReplyWriter) {
-        guard let cursor = UInt64(String(decoding: r[2], as: UTF8.self)), cursor <= UInt64(Int.max) else {
+        guard let cursor = parseScanCursor(r.raw(2)) else {
             out.error("ERR invalid cursor")
             return nil
         }
-        self.cursor = Int(cursor)
+        self.cursor = cursor
     }
 
     /// Parses the options, `r[3...]`; false after answering an error.

@@ -269,6 +269,9 @@ public final class Dispatcher {
             // A parked client's batch stops at its blocking command; the
             // requests after it go back to the connection.
             if blocked.count > 0 && blocked.isParked(session.id) { return false }
+            // A reply stopped at the output limit closes the client: what
+            // it sent after that request is not run, as in Redis.
+            if out.stoppedAtLimit { return false }
             return out.byteCount + pubsub.outbox.byteCount - pushedBefore < Dispatcher.replyBudget
         }
         stats.counters.publish(commands: stats.commandsProcessed, keys: databases.keyCount)
@@ -294,9 +297,9 @@ public final class Dispatcher {
         session.lastSubcommand =
             Dispatcher.containerRows[id] && request.count > 1 ? lowercased(Array(request.raw(1))) : nil
         guard row.pointee.accepts(request.count) else {
-            session.transaction?.refused = true
             stats.recordRejection(id)
-            out.error("ERR wrong number of arguments for '\(row.pointee.name)' command")
+            // EXEC's own arity error aborts the transaction (EXECABORT).
+            reject(row.pointee, "wrong number of arguments for '\(row.pointee.name)' command", session, &out)
             return nil
         }
         guard session.authenticated || row.pointee.flags.contains(.noAuth) else {

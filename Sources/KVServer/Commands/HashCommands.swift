@@ -177,9 +177,10 @@ func randomCount(_ r: Request, _ word: StaticString, _ out: inout ReplyWriter) -
 /// negative, `-requested` picks that may repeat; at least `size`, every
 /// position in order; otherwise that many distinct positions at random.
 /// Repeated picks are not collected but written as they are drawn, and stop
-/// once the reply passes the writer's limit: the client is then closed over
-/// its output buffer limit, as Redis stops at it (a count of -2^63 would
-/// otherwise fill memory; redis-server without a limit dies of it).
+/// once the reply passes the writer's limit, or are not drawn at all when
+/// they cannot fit under it: the client is then closed over its output
+/// buffer limit, as Redis stops at it (a count of -2^63 would otherwise
+/// fill memory; redis-server 7.0.15 dies of it, limit or not).
 func forEachRandomPosition(
     _ requested: Int, of size: Int, using random: inout CommandRandom, _ out: inout ReplyWriter,
     _ reply: (Int, inout ReplyWriter) -> Void
@@ -188,6 +189,8 @@ func forEachRandomPosition(
         for position in randomPositions(requested, of: size, using: &random) { reply(position, &out) }
         return
     }
+    // Each pick is at least an empty bulk string (6 bytes).
+    if out.cannotFit(Int(requested.magnitude), each: 6) { return }
     for pick in 0..<Int(requested.magnitude) {
         if out.passedLimit(at: pick) { return }
         reply(Int.random(in: 0..<size, using: &random), &out)

@@ -70,7 +70,7 @@ private func command(_ r: Request, _ out: inout ReplyWriter) {
     case "count", "help":
         out.error("ERR wrong number of arguments for 'command|\(sub)' command")
     default:
-        out.error(bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try COMMAND HELP.".utf8))
+        out.unknownSubcommand(r, of: "COMMAND")
     }
 }
 

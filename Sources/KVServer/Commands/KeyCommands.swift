@@ -55,9 +55,7 @@ private func rename(_ ks: Keyspace, _ r: Request, onlyIfAbsent: Bool, _ out: ino
 /// position in the keyspace's slots (see Keyspace.scanSlots); TYPE keeps the
 /// keys whose TYPE is that name.
 private func scan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard let cursor = UInt64(String(decoding: r[1], as: UTF8.self)), cursor <= UInt64(Int.max) else {
-        return out.error("ERR invalid cursor")
-    }
+    guard let cursor = parseScanCursor(r.raw(1)) else { return out.error("ERR invalid cursor") }
     var pattern: [UInt8]?
     var count = 10
     var type: [UInt8]?
@@ -104,12 +102,14 @@ private func scan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 /// OBJECT ENCODING | REFCOUNT | FREQ | IDLETIME | HELP.
 private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
-    if sub == "help" {
+    if sub == "help" && r.count == 2 {
         let lines = [
             "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
             "    associated with a <key>.",
             "FREQ <key>", "    Not tracked by kvd: it has no LFU eviction policy.",
+            "IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
             "REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
             "    <key>.",
             "HELP", "    Prints this help.",
@@ -118,9 +118,8 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         for line in lines { out.status(line) }
         return
     }
-    guard ["encoding", "refcount", "freq", "idletime"].contains(sub) else {
-        return out.error(
-            bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try OBJECT HELP.".utf8))
+    guard ["encoding", "refcount", "freq", "idletime"].contains(sub) && r.count > 2 else {
+        return out.unknownSubcommand(r, of: "OBJECT")
     }
     guard r.count == 3 else { return out.error("ERR wrong number of arguments for 'object|\(sub)' command") }
     let now = ks.now

@@ -103,8 +103,7 @@ extension PubSub {
         let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
         let arities = ["channels": -2, "numsub": -2, "numpat": 2, "shardchannels": -2, "shardnumsub": -2, "help": 2]
         guard let arity = arities[sub] else {
-            return out.error(
-                bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try PUBSUB HELP.".utf8))
+            return out.unknownSubcommand(r, of: "PUBSUB")
         }
         guard arity > 0 ? r.count == arity : r.count >= -arity else {
             return out.error("ERR wrong number of arguments for 'pubsub|\(sub)' command")

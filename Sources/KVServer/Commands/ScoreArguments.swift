@@ -85,20 +85,22 @@ struct ScoreRange {
 
     private static func bound(_ bytes: UnsafeRawBufferPointer) -> (Double, Bool)? {
         if bytes.first == UInt8(ascii: "(") {
-            let rest = UnsafeRawBufferPointer(rebasing: bytes.dropFirst())
-            // strtod accepts an empty string as 0 here, as in Redis.
-            guard let value = rest.isEmpty ? 0 : parseRangeDouble(rest) else { return nil }
+            guard let value = parseRangeDouble(UnsafeRawBufferPointer(rebasing: bytes.dropFirst())) else { return nil }
             return (value, true)
         }
         guard let value = parseRangeDouble(bytes) else { return nil }
         return (value, false)
     }
 
-    /// strtod's rules in zslParseRange (leading spaces allowed, NaN refused).
+    /// zslParseRange's strtod, over the argument as the C string Redis
+    /// passes (up to a NUL): leading spaces allowed, an empty string is 0,
+    /// past a double's range is infinite or 0 (ERANGE is not checked);
+    /// only bytes left unread or NaN are refused.
     private static func parseRangeDouble(_ bytes: UnsafeRawBufferPointer) -> Double? {
-        var start = 0
-        while start < bytes.count && (bytes[start] == 32 || (9...13).contains(bytes[start])) { start += 1 }
-        return parseDouble(UnsafeRawBufferPointer(rebasing: bytes[start...]))
+        let end = bytes.firstIndex(of: 0) ?? bytes.count
+        let parsed = strtod(UnsafeRawBufferPointer(rebasing: bytes[..<end]))
+        guard parsed.whole, !parsed.value.isNaN else { return nil }
+        return parsed.value
     }
 
     /// No score can be in it.

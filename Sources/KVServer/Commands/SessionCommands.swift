@@ -9,14 +9,20 @@ let sessionCommands: [Command] = [
     Command("auth", arity: -2, keys: .none, flags: .noAuth) { $0.auth($1, $2, &$3) },
     Command("client", arity: -2, keys: .none) { $0.client($1, $2, &$3) },
     Command("select", arity: 2, keys: .none) { dispatcher, session, r, out in
-        guard let index = parseDatabaseIndex(r[1], invalid: notAnInteger, &out) else { return }
+        guard let index = parseDatabaseIndex(r.raw(1), &out) else { return }
         session.database = index
         out.ok()
     },
     Command("swapdb", arity: 3, keys: .none) { dispatcher, _, r, out in
-        guard let a = parseDatabaseIndex(r[1], invalid: "ERR invalid first DB index", &out),
-            let b = parseDatabaseIndex(r[2], invalid: "ERR invalid second DB index", &out)
+        // Both read as C ints before either is checked against the
+        // databases, as Redis's swapdbCommand does.
+        let int32 = Int(Int32.min)...Int(Int32.max)
+        guard let a = parseInteger(r.raw(1), in: int32, message: "invalid first DB index", &out),
+            let b = parseInteger(r.raw(2), in: int32, message: "invalid second DB index", &out)
         else { return }
+        guard (0..<Databases.selectable).contains(a), (0..<Databases.selectable).contains(b) else {
+            return out.error("ERR DB index is out of range")
+        }
         if a != b {
             dispatcher.databases[a].swapContents(with: dispatcher.databases[b])
             dispatcher.databases[a].signalEveryBlockedKey()
@@ -59,13 +65,11 @@ private func flushOptionsAreValid(_ r: Request) -> Bool {
     r.count == 1 || (r.count == 2 && (equalsIgnoringCase(r[1], "async") || equalsIgnoringCase(r[1], "sync")))
 }
 
-/// A database index: `invalid` when it is not a 32-bit integer, "DB index
+/// A database index, as Redis's getIntFromObjectOrReply reads it (not an
+/// integer; out of the C int range: Redis's two errors), then "DB index
 /// is out of range" when there is no such database.
-private func parseDatabaseIndex(_ bytes: [UInt8], invalid: String, _ out: inout ReplyWriter) -> Int? {
-    guard let index = parseInteger(bytes), index >= Int(Int32.min), index <= Int(Int32.max) else {
-        out.error(invalid)
-        return nil
-    }
+private func parseDatabaseIndex(_ bytes: UnsafeRawBufferPointer, _ out: inout ReplyWriter) -> Int? {
+    guard let index = parseInteger(bytes, in: Int(Int32.min)...Int(Int32.max), &out) else { return nil }
     guard index >= 0 && index < Databases.selectable else {
         out.error("ERR DB index is out of range")
         return nil
@@ -293,8 +297,7 @@ extension Dispatcher {
             out.bulk("prefixes")
             out.arrayHeader(0)
         default:
-            out.error(
-                bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try CLIENT HELP.".utf8))
+            out.unknownSubcommand(r, of: "CLIENT")
         }
     }
 
@@ -332,7 +335,9 @@ extension Dispatcher {
         if equalsIgnoringCase(r[2], "id") && r.count >= 4 {
             var ids: Set<Int> = []
             for argument in r.dropFirst(3) {
-                guard let id = parseInteger(argument), id > 0 else {
+                // Any integer, as Redis's getLongLongFromObjectOrReply:
+                // one that is no client's id lists nobody.
+                guard let id = parseInteger(argument) else {
                     out.error("ERR Invalid client ID")
                     return nil
                 }
@@ -416,12 +421,7 @@ extension Dispatcher {
     // MARK: - Across databases
 
     fileprivate func move(_ session: ClientSession, _ r: Request, _ out: inout ReplyWriter) {
-        guard let target = parseInteger(r[2]), target >= Int(Int32.min), target <= Int(Int32.max) else {
-            return out.error(notAnInteger)
-        }
-        guard target >= 0 && target < Databases.selectable else {
-            return out.error("ERR DB index is out of range")
-        }
+        guard let target = parseDatabaseIndex(r.raw(2), &out) else { return }
         guard target != session.database else { return out.error("ERR source and destination objects are the same") }
         let now = databases.clock.now
         let source = databases[session.database]
@@ -445,10 +445,7 @@ extension Dispatcher {
             if equalsIgnoringCase(r[index], "replace") {
                 replace = true
             } else if equalsIgnoringCase(r[index], "db") && index + 1 < r.count {
-                guard let chosen = parseInteger(r[index + 1]) else { return out.error(notAnInteger) }
-                guard chosen >= 0 && chosen < Databases.selectable else {
-                    return out.error("ERR DB index is out of range")
-                }
+                guard let chosen = parseDatabaseIndex(r.raw(index + 1), &out) else { return }
                 target = chosen
                 index += 1
             } else {

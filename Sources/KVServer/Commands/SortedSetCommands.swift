@@ -270,7 +270,7 @@ private func zrange(
     var kind = given
     var reverse = givenReverse
     var withScores = false
-    var offset = 0, limit = -1, limited = false
+    var offset = 0, limit = -1
     var index = start + 3
     while index < r.count {
         let option = r.raw(index)
@@ -279,7 +279,7 @@ private func zrange(
         } else if equalsIgnoringCase(option, "limit") && index + 2 < r.count {
             guard let parsedOffset = parseInteger(r.raw(index + 1)), let parsedLimit = parseInteger(r.raw(index + 2))
             else { return out.error(notAnInteger) }
-            (offset, limit, limited) = (parsedOffset, parsedLimit, true)
+            (offset, limit) = (parsedOffset, parsedLimit)
             index += 2
         } else if reverse == nil && equalsIgnoringCase(option, "rev") {
             reverse = true
@@ -294,7 +294,8 @@ private func zrange(
     }
     let descending = reverse ?? false
     if kind == .auto { kind = .rank }
-    if limited && kind == .rank {
+    // Redis checks the count only: `LIMIT n -1` is no limit, whatever n.
+    if limit != -1 && kind == .rank {
         return out.error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
     }
     if withScores && kind == .lex {

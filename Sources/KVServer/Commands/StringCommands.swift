@@ -184,9 +184,7 @@ private func setrange(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     if existing == nil { ks.set(r[1], [], expiresAt: nil) }
     defer { ks.countChanges(1, since: mark) }
     let length = ks.modify(r[1], now: now) { stored -> Int in
-        if stored.count < offset + value.count {
-            stored.append(contentsOf: repeatElement(0, count: offset + value.count - stored.count))
-        }
+        stored.padWithZeros(to: offset + value.count)
         stored.replaceSubrange(offset..<offset + value.count, with: value)
         return stored.count
     }
@@ -240,7 +238,7 @@ private func setbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     // counts it (rdb_changes_since_last_save, WATCH, the append-only file).
     let old = ks.update(r.raw(1), now: now, ifCollection: { (0, changed: false) }) { value in
         let grew = value.count <= byte
-        if grew { value.append(contentsOf: repeatElement(0, count: byte + 1 - value.count)) }
+        if grew { value.padWithZeros(to: byte + 1) }
         let was = value[byte] & mask != 0 ? 1 : 0
         if bit == 1 { value[byte] |= mask } else { value[byte] &= ~mask }
         return ((was, changed: grew || was != bit), changed: grew || was != bit)

@@ -40,8 +40,7 @@ extension Dispatcher {
                     "REWRITE", "    Rewrite the configuration file.",
                 ])
         default:
-            out.error(
-                bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try CONFIG HELP.".utf8))
+            out.unknownSubcommand(r, of: "CONFIG")
         }
     }
 

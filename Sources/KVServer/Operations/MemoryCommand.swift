@@ -37,8 +37,7 @@ let memoryCommands: [Command] = [
         case "stats", "doctor", "malloc-stats", "purge", "help":
             out.error("ERR wrong number of arguments for 'memory|\(sub)' command")
         default:
-            out.error(
-                bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try MEMORY HELP.".utf8))
+            out.unknownSubcommand(r, of: "MEMORY")
         }
     }
 ]

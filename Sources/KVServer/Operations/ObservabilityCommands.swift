@@ -79,9 +79,7 @@ extension Dispatcher {
                     "    If no commands are specified then all histograms are replied.",
                 ])
         default:
-            out.error(
-                bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128)
-                    + Array("'. Try LATENCY HELP.".utf8))
+            out.unknownSubcommand(r, of: "LATENCY")
         }
     }
 
@@ -154,9 +152,7 @@ extension Dispatcher {
                     "RESET", "    Reset the slowlog.",
                 ])
         default:
-            out.error(
-                bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128)
-                    + Array("'. Try SLOWLOG HELP.".utf8))
+            out.unknownSubcommand(r, of: "SLOWLOG")
         }
     }
 }

@@ -20,6 +20,10 @@ public struct Replies: Sendable {
     /// The client is in MULTI after them (a connection needs it for the
     /// answers its own thread gives while a script is busy).
     public var inTransaction = false
+    /// A reply stopped at the output limit (`ReplyWriter.stoppedAtLimit`):
+    /// the connection closes the client over its limit, as Redis does,
+    /// whatever the bytes written so far add up to.
+    public var passedLimit = false
 
     /// Every chunk, in order.
     public var chunks: [[UInt8]] { sealed + [last] }
@@ -61,6 +65,17 @@ public struct ReplyWriter: Sendable {
         return true
     }
 
+    /// True when `count` more replies of at least `each` bytes cannot fit
+    /// under `limit`: the command writes none of them and stops at the
+    /// limit at once, rather than spend seconds of the core drawing
+    /// hundreds of millions of picks for a client that will be closed.
+    public mutating func cannotFit(_ count: Int, each: Int) -> Bool {
+        let (needed, overflow) = count.multipliedReportingOverflow(by: each)
+        guard overflow || needed > limit - byteCount else { return false }
+        stoppedAtLimit = true
+        return true
+    }
+
     /// An empty writer.
     public init() {}
 
@@ -78,10 +93,12 @@ public struct ReplyWriter: Sendable {
 
     /// Everything written, as chunks; the writer is empty afterwards.
     public mutating func finish() -> Replies {
-        let replies = Replies(sealed: sealed, last: bytes, byteCount: byteCount)
+        var replies = Replies(sealed: sealed, last: bytes, byteCount: byteCount)
+        replies.passedLimit = stoppedAtLimit
         sealed = []
         sealedBytes = 0
         bytes = []
+        stoppedAtLimit = false
         return replies
     }
 

@@ -56,8 +56,7 @@ extension Dispatcher {
             ("restore", -3), ("stats", 2),
         ]
         guard let (name, arity) = subcommands.first(where: { equalsIgnoringCase(r.raw(1), $0.name) }) else {
-            return out.error(
-                bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try FUNCTION HELP.".utf8))
+            return out.unknownSubcommand(r, of: "FUNCTION")
         }
         guard arity > 0 ? r.count == arity : r.count >= -arity else {
             return out.error("ERR wrong number of arguments for 'function|\(name)' command")

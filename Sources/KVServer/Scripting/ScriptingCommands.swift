@@ -76,8 +76,7 @@ extension Dispatcher {
             ("exists", -3), ("flush", -2), ("help", 2), ("kill", 2), ("load", 3),
         ]
         guard let (name, arity) = subcommands.first(where: { equalsIgnoringCase(r.raw(1), $0.name) }) else {
-            return out.error(
-                bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try SCRIPT HELP.".utf8))
+            return out.unknownSubcommand(r, of: "SCRIPT")
         }
         guard arity > 0 ? r.count == arity : r.count >= -arity else {
             return out.error("ERR wrong number of arguments for 'script|\(name)' command")

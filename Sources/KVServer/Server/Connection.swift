@@ -486,6 +486,10 @@ final class Connection: @unchecked Sendable {
     }
 
     private func queue(_ replies: Replies) {
+        if replies.passedLimit {
+            let limit = subscriberMark.isSubscriber ? settings.pubsubOutputBufferLimit : settings.outputBufferLimit
+            return disconnectOverLimit(outboundBytes + replies.byteCount, "hard limit \(limit.hard)")
+        }
         for chunk in replies.sealed where !chunk.isEmpty { outbound.append(chunk) }
         if !replies.last.isEmpty { outbound.append(replies.last) }
         outboundBytes += replies.byteCount

@@ -905,6 +905,21 @@ extension Array where Element == UInt8 {
         removeAll(keepingCapacity: capacity <= 2 * bytes.count + 64)
         append(bytes: bytes)
     }
+
+    /// Grows the value to `count` bytes with zeros (SETBIT, SETRANGE and
+    /// BITFIELD past the end). A large growth is one zeroed allocation and
+    /// one copy: appending a repeated zero is a loop per byte, 0.6 s for
+    /// 256 MB in a release build and 46 s in a debug one, where Redis takes
+    /// 0.7 s for the whole SETBIT.
+    mutating func padWithZeros(to count: Int) {
+        guard count > self.count else { return }
+        guard count - self.count > 4096 else { return append(contentsOf: repeatElement(0, count: count - self.count)) }
+        var grown = [UInt8](repeating: 0, count: count)
+        grown.withUnsafeMutableBytes { target in
+            self.withUnsafeBytes { target.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+        self = grown
+    }
 }
 
 /// glibc's `malloc_trim`, which Swift's Glibc module does not export: after
