@@ -228,6 +228,16 @@ let goldenReplies: [(name: String, request: String, reply: String)] = [
         "+OK\r\n+QUEUED\r\n-EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command\r\n-ERR EXEC without MULTI\r\n-EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command\r\n$-1\r\n$0\r\n\r\n$0\r\n\r\n-ERR Invalid client ID\r\n-ERR invalid second DB index\r\n-ERR invalid second DB index\r\n-ERR invalid second DB index\r\n-ERR DB index is out of range\r\n-ERR DB index is out of range\r\n"
     ),
     (
+        "subcommand arity before multi and scripts",
+        "MULTI\r\nCONFIG HELP x\r\nOBJECT ENCODING\r\nEXEC\r\nEVAL \"return redis.call('config','help','x')\" 0\r\nEVAL \"return redis.pcall('object','encoding')\" 0\r\nCOMMAND HELP x\r\nCOMMAND COUNT x\r\nCONFIG GET\r\n",
+        "+OK\r\n-ERR wrong number of arguments for 'config|help' command\r\n-ERR wrong number of arguments for 'object|encoding' command\r\n-EXECABORT Transaction discarded because of previous errors.\r\n-ERR Wrong number of args calling Redis command from script script: 29f4c558600cbb22d7fa372dd7bf814ae18be98f, on @user_script:1.\r\n-ERR Wrong number of args calling Redis command from script\r\n-ERR wrong number of arguments for 'command|help' command\r\n-ERR wrong number of arguments for 'command|count' command\r\n-ERR wrong number of arguments for 'config|get' command\r\n"
+    ),
+    (
+        "output limit seconds as strtoll and a C int read them",
+        "CONFIG SET client-output-buffer-limit \"pubsub 0 1 4294967296\"\r\nCONFIG SET client-output-buffer-limit \"pubsub 0 1 +5\"\r\nCONFIG SET client-output-buffer-limit \"pubsub 0 1 2147483648\"\r\nCONFIG SET client-output-buffer-limit \"pubsub 0 1 5x\"\r\nCONFIG SET client-output-buffer-limit \"pubsub 33554432 8388608 60\"\r\n",
+        "+OK\r\n+OK\r\n-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Error in hard, soft or soft_seconds setting in buffer limit configuration.\r\n-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Error in hard, soft or soft_seconds setting in buffer limit configuration.\r\n+OK\r\n"
+    ),
+    (
         "geoadd",
         "GEOADD g -122.33207 47.60621 Seattle 13.361389 38.115556 Palermo\r\nZRANGE g 0 -1 WITHSCORES\r\nGEOADD g 200 100 x\r\nGEOADD g NX XX 1 1 x\r\nGEOADD g CH 1 1 x 2\r\nGEOADD g CH 1 a x\r\nGEOADD g XX CH 1 1 Palermo\r\nGEOADD g NX 2 2 Palermo\r\nGEOADD g 180 85.05112878 edge -180 -85.05112878 edge2\r\nZRANGE g 0 -1 WITHSCORES\r\nSET s 1\r\nGEOADD s 1 1 x\r\nGEOADD g\r\n",
         ":2\r\n*4\r\n$7\r\nSeattle\r\n$16\r\n1558507292839943\r\n$7\r\nPalermo\r\n$16\r\n3479099956230698\r\n-ERR invalid longitude,latitude pair 200.000000,100.000000\r\n-ERR syntax error\r\n-ERR syntax error\r\n-ERR value is not a valid float\r\n:1\r\n:0\r\n:2\r\n*8\r\n$5\r\nedge2\r\n$1\r\n0\r\n$7\r\nSeattle\r\n$16\r\n1558507292839943\r\n$7\r\nPalermo\r\n$16\r\n3377822707026402\r\n$4\r\nedge\r\n$17\r\n13510798882111488\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n-ERR wrong number of arguments for 'geoadd' command\r\n"

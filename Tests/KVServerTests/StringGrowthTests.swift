@@ -28,5 +28,9 @@ import Testing
         expectGrown("f", length: 4 + gap, last: 127)
         #expect(run(dispatcher, "SETBIT", "new", "\(gap * 8)", "1") == ":0\r\n")
         #expect(run(dispatcher, "STRLEN", "new") == ":\(gap + 1)\r\n")
+        // A new key grows from an empty value.
+        #expect(run(dispatcher, "SETRANGE", "fresh", "\(gap)", "x") == ":\(gap + 1)\r\n")
+        #expect(run(dispatcher, "BITFIELD", "fresh2", "SET", "u8", "\(gap * 8)", "1") == "*1\r\n:0\r\n")
+        #expect(run(dispatcher, "STRLEN", "fresh2") == ":\(gap + 1)\r\n")
     }
 }

@@ -154,7 +154,8 @@ func clampRange(start: Int, end: Int, count: Int) -> ClosedRange<Int>? {
 /// string Redis passes (up to a NUL), so a sign is allowed (-1 is the
 /// largest cursor) and an empty cursor is 0; a leading space, bytes left
 /// unread or a value past 64 bits are refused (nil). Cursors past
-/// `Int.max` are past every slot here, as large cursors are.
+/// `Int.max` are clamped to it: a cursor past the slots scans on from the
+/// last one down (see Keyspace.scanSlots), as one does after keys went.
 func parseScanCursor(_ bytes: UnsafeRawBufferPointer) -> Int? {
     guard bytes.first.map({ $0 != 32 && !(9...13).contains($0) }) ?? true else { return nil }
     let length = bytes.firstIndex(of: 0) ?? bytes.count

@@ -119,6 +119,16 @@ enum CommandDocs {
         return command.subcommands.first { $0.name == lower }
     }
 
+    /// `container|sub`'s full name when Redis's table has that subcommand
+    /// and `request` (`container sub ...`) has the wrong count for it: Redis
+    /// checks a subcommand's arity before anything else runs it.
+    static func subcommandWithWrongArity(_ request: Request) -> String? {
+        let name = String(
+            decoding: lowercased(request[0]) + [UInt8(ascii: "|")] + lowercased(request[1]), as: UTF8.self)
+        guard let entry = entry(Array(name.utf8)) else { return nil }
+        return (entry.arity > 0 ? request.count == entry.arity : request.count >= -entry.arity) ? nil : name
+    }
+
     private static func entry(info: [UInt8], infoRange: Range<Int>, docs: [UInt8], docsRange: Range<Int>?)
         -> CommandDocEntry
     {

@@ -81,6 +81,15 @@ public final class Dispatcher {
         return hard > 0 ? hard : .max
     }
 
+    /// The hard limit of `session`'s class now: pubsub's for a client with
+    /// subscriptions (RESP3 ones too), as Redis's getClientType and the
+    /// connection's own check choose it.
+    func replyLimit(for session: ClientSession) -> Int {
+        guard session.isSubscribed else { return replyLimit }
+        let hard = settings.pubsubHard.load(ordering: .relaxed)
+        return hard > 0 ? hard : .max
+    }
+
     /// Every command, once, in table order (`Command.id` is the position).
     static let rows: [Command] = {
         var rows =
@@ -225,7 +234,7 @@ public final class Dispatcher {
         let clock = databases.clock
         var out = ReplyWriter(reusing: &replyBuffer)
         out.resp3 = session.resp3
-        out.limit = replyLimit
+        out.limit = replyLimit(for: session)
         var executed = 0
         // One clock read per command: each command's time runs from the end
         // of the one before (Redis reads the clock around every call too).
@@ -294,12 +303,20 @@ public final class Dispatcher {
         let row = Dispatcher.rowsInPlace + id
         session.lastCommand = id
         // CLIENT LIST's cmd names a container's subcommand (client|list).
-        session.lastSubcommand =
-            Dispatcher.containerRows[id] && request.count > 1 ? lowercased(Array(request.raw(1))) : nil
+        let isSubcommand = Dispatcher.containerRows[id] && request.count > 1
+        session.lastSubcommand = isSubcommand ? lowercased(Array(request.raw(1))) : nil
         guard row.pointee.accepts(request.count) else {
             stats.recordRejection(id)
             // EXEC's own arity error aborts the transaction (EXECABORT).
             reject(row.pointee, "wrong number of arguments for '\(row.pointee.name)' command", session, &out)
+            return nil
+        }
+        // A subcommand's arity, from Redis's table, as Redis checks it: here,
+        // before authentication and MULTI (CONFIG HELP x is refused, not
+        // queued). Subcommands the table lacks are the handler's to refuse.
+        if isSubcommand, let name = CommandDocs.subcommandWithWrongArity(request) {
+            stats.recordRejection(id)
+            reject(row.pointee, "wrong number of arguments for '\(name)' command", session, &out)
             return nil
         }
         guard session.authenticated || row.pointee.flags.contains(.noAuth) else {
@@ -421,6 +438,10 @@ public final class Dispatcher {
         }
         var scratch = ReplyWriter()
         scratch.resp3 = out.resp3
+        // Bounded like a reply that is sent: a silenced SRANDMEMBER of
+        // billions stops at the limit (the client is not closed for it:
+        // Redis does not close a client whose replies are off).
+        scratch.limit = out.limit
         let command = execute(request, for: session, into: &scratch)
         out.countErrors(of: scratch)
         // A refused command (nil) did not turn anything on.

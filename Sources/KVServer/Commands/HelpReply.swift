@@ -15,17 +15,10 @@ extension ReplyWriter {
 }
 
 extension ReplyWriter {
-    /// The reply to `CONTAINER sub ...` that the container does not run:
-    /// Redis's arity error when Redis's table has that subcommand and the
-    /// count is wrong for it (Redis checks a subcommand's arity before it
-    /// runs: `CONFIG HELP x`), else "unknown subcommand".
+    /// Redis's reply to `CONTAINER sub ...` when the container has no such
+    /// subcommand (one Redis's table has with the wrong count was refused
+    /// before, by the dispatcher).
     mutating func unknownSubcommand(_ r: Request, of container: String) {
-        let name = container.lowercased() + "|" + String(decoding: lowercased(r[1]), as: UTF8.self)
-        if let entry = CommandDocs.entry(Array(name.utf8)),
-            !(entry.arity > 0 ? r.count == entry.arity : r.count >= -entry.arity)
-        {
-            return error("ERR wrong number of arguments for '\(name)' command")
-        }
         error(
             bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try \(container) HELP.".utf8))
     }

@@ -40,6 +40,8 @@ extension Dispatcher {
     fileprivate func subscribe(
         _ session: ClientSession, _ r: Request, _ out: inout ReplyWriter, kind: SubscriptionKind
     ) {
+        // The client's class, and so its output limit, may change.
+        defer { out.limit = replyLimit(for: session) }
         // Redis's "deny blocking" clients (a transaction being executed)
         // may not subscribe, except that SUBSCRIBE and PSUBSCRIBE stay
         // allowed inside EXEC, for compatibility. (Scripts may not call any
@@ -62,6 +64,8 @@ extension Dispatcher {
     fileprivate func unsubscribe(
         _ session: ClientSession, _ r: Request, _ out: inout ReplyWriter, kind: SubscriptionKind
     ) {
+        // The client's class, and so its output limit, may change.
+        defer { out.limit = replyLimit(for: session) }
         let names: [[UInt8]] =
             if r.count > 1 {
                 (1..<r.count).map { r[$0] }

@@ -1,6 +1,7 @@
 // ConfigCommand.swift: CONFIG GET, SET, RESETSTAT, REWRITE and HELP over
 // the settings table (ConfigParameters.swift), with Redis 7.0's matching,
 // its all-or-nothing SET and its error texts.
+import Glibc
 
 let configCommands: [Command] = [
     Command("config", arity: -2, keys: .none) { $0.config($2, &$3) }
@@ -151,9 +152,24 @@ extension Dispatcher {
             + "\(replicaOutputLimit.soft) \(replicaOutputLimit.softSeconds) pubsub \(pubsub.hard) \(pubsub.soft) \(pubsub.softSeconds)"
     }
 
+    /// A buffer limit's soft seconds as Redis reads them: strtoll (leading
+    /// spaces and a sign allowed), then stored in a C int, which must not be
+    /// negative (so 2^31 is refused and 2^32 is 0 seconds, as in Redis).
+    private func softSeconds(_ word: [UInt8]) -> Int? {
+        guard !word.contains(0) else { return nil }
+        return (word + [0]).withUnsafeBufferPointer { buffer -> Int? in
+            buffer.withMemoryRebound(to: CChar.self) { text -> Int? in
+                var end: UnsafeMutablePointer<CChar>?
+                let value = strtoll(text.baseAddress!, &end, 10)
+                guard end == UnsafeMutablePointer(mutating: text.baseAddress!) + word.count else { return nil }
+                let seconds = Int32(truncatingIfNeeded: value)
+                return seconds >= 0 ? Int(seconds) : nil
+            }
+        }
+    }
+
     /// client-output-buffer-limit's value: groups of class, hard, soft,
-    /// seconds; all checked before any is taken. Seconds are a C int in
-    /// Redis, so past 2^31 - 1 is the same error there.
+    /// seconds; all checked before any is taken.
     func setOutputBufferLimits(_ text: [UInt8]) -> String? {
         let words = text.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false).map { Array($0) }
         guard words.count % 4 == 0 else { return "Wrong number of arguments in buffer limit configuration." }
@@ -165,7 +181,7 @@ extension Dispatcher {
             }
             guard let hard = ConfigParameter.memory(words[start + 1]),
                 let soft = ConfigParameter.memory(words[start + 2]),
-                let seconds = parseInteger(words[start + 3]), (0...Int(Int32.max)).contains(seconds)
+                let seconds = softSeconds(words[start + 3])
             else { return "Error in hard, soft or soft_seconds setting in buffer limit configuration." }
             limits.append((name, .init(hard: hard, soft: soft, softSeconds: seconds)))
         }

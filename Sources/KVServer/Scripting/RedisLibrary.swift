@@ -198,7 +198,11 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
             refusal = refusalOfAbsentCommand(request)
             return false
         }
-        guard command.accepts(request.count) else {
+        guard
+            command.accepts(request.count)
+                && !(Dispatcher.containerRows[command.id] && request.count > 1
+                    && CommandDocs.subcommandWithWrongArity(request) != nil)
+        else {
             refusal = "Wrong number of args calling Redis command from script"
             refused = command.id
             return false
