@@ -1,7 +1,7 @@
 // StringGrowthTests.swift: SETBIT, SETRANGE and BITFIELD past a string's
-// end grow it with zeros and keep its bytes, for a small growth (appended
-// in place) and a large one (a zeroed buffer and a copy), on a new key and
-// an existing one.
+// end grow it with zeros and keep its bytes, for a growth past double the
+// size (a zeroed buffer and a copy) and one below (zeros copied into grown
+// capacity), small and large, on a new key and an existing one.
 import Testing
 
 @testable import KVServer
@@ -28,6 +28,11 @@ import Testing
         expectGrown("f", length: 4 + gap, last: 127)
         #expect(run(dispatcher, "SETBIT", "new", "\(gap * 8)", "1") == ":0\r\n")
         #expect(run(dispatcher, "STRLEN", "new") == ":\(gap + 1)\r\n")
+        // A growth of less than double: zeros copied into grown capacity.
+        let half = (4 + gap) / 2
+        #expect(run(dispatcher, "SETRANGE", "r", "\(4 + gap + half - 1)", "x") == ":\(4 + gap + half)\r\n")
+        let grown = run(dispatcher, "GETRANGE", "r", "\(3 + gap)", "-1")
+        #expect(grown == "$\(half + 1)\r\nx" + String(repeating: "\0", count: half - 1) + "x\r\n")
         // A new key grows from an empty value.
         #expect(run(dispatcher, "SETRANGE", "fresh", "\(gap)", "x") == ":\(gap + 1)\r\n")
         #expect(run(dispatcher, "BITFIELD", "fresh2", "SET", "u8", "\(gap * 8)", "1") == "*1\r\n:0\r\n")
