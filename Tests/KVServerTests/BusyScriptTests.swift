@@ -46,6 +46,12 @@ private func waitUntilBusy(_ server: Server) -> Bool {
             #expect(call(late, "PING") == busy)
             // A command kvd does not know is refused as Redis refuses it, before the busy gate.
             #expect(call(other, "NOSUCH").hasPrefix("-ERR unknown command 'NOSUCH'"))
+            // So is a subcommand with the wrong count, from Redis's table.
+            #expect(call(other, "FUNCTION", "LOAD") == "-ERR wrong number of arguments for 'function|load' command\r\n")
+            #expect(
+                call(other, "SCRIPT", "KILL", "x") == "-ERR wrong number of arguments for 'script|kill' command\r\n")
+            #expect(
+                call(other, "CONFIG", "HELP", "x") == "-ERR wrong number of arguments for 'config|help' command\r\n")
             #expect(call(other, "SCRIPT", "KILL") == "+OK\r\n")
             #expect(
                 caller.readLine()

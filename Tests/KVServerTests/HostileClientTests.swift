@@ -4,6 +4,7 @@
 // (giant arguments next to a canary are in LargeBufferTests.swift). Every
 // loop and wait here is bounded.
 import Foundation
+import KVServer
 import TestKit
 import Testing
 
@@ -293,9 +294,9 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
     @Test(arguments: ["HRANDFIELD h", "SRANDMEMBER s", "ZRANDMEMBER z"])
     func aHugeNegativeRandomCountStopsAtTheOutputLimit(pick: String) throws {
         let limit = 1 << 20
-        try withServer({ $0.outputBufferLimit = .init(hard: limit, soft: 0, softSeconds: 0) }) { server in
+        try withOneElementCollections(hardLimit: limit) { server in
             let client = try TestClient(port: server.port)
-            client.send("HSET h f v\r\nSADD s m\r\nZADD z 1 m\r\n\(pick) -9223372036854775807 \r\n")
+            client.send("\(pick) -9223372036854775807 \r\n")
             let started = Date()
             let got = client.readAll()
             #expect(got.count < 4 * limit, "\(pick): \(got.count) bytes before the close")
@@ -314,10 +315,8 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
         // Far below the batch's reply budget (1 MiB), so only the refusal
         // stops the pipeline before SET.
         let limit = 64 << 10
-        try withServer({ $0.outputBufferLimit = .init(hard: limit, soft: 0, softSeconds: 0) }) { server in
+        try withOneElementCollections(hardLimit: limit) { server in
             let setup = try TestClient(port: server.port)
-            setup.send("HSET h f v\r\nSADD s m\r\nZADD z 1 m\r\n")
-            #expect(setup.read(count: 12) == bytes(":1\r\n:1\r\n:1\r\n"))
             #expect(setup.roundTrip("\(pick) -1000\r\n", replyBytes: 16).hasPrefix("*1000\r\n$"))
             _ = setup.read(count: 7 + 1000 * 7 - 16)
             let client = try TestClient(port: server.port)
@@ -330,6 +329,17 @@ func multibulk(_ parts: [[UInt8]]) -> [UInt8] {
             let length = Int(observer.readLine().dropFirst().prefix { $0.isNumber }) ?? 0
             let info = String(decoding: observer.read(count: length + 2), as: UTF8.self)
             #expect(info.contains("client_output_buffer_limit_disconnections:1\r\n"), "\(info)")
+        }
+    }
+
+    /// A server whose clients' hard output limit is `limit`, holding a
+    /// hash h, a set s and a sorted set z of one element each.
+    private func withOneElementCollections(hardLimit limit: Int, _ body: (Server) throws -> Void) throws {
+        try withServer({ $0.outputBufferLimit = .init(hard: limit, soft: 0, softSeconds: 0) }) { server in
+            let setup = try TestClient(port: server.port)
+            setup.send("HSET h f v\r\nSADD s m\r\nZADD z 1 m\r\n")
+            #expect(setup.read(count: 12) == bytes(":1\r\n:1\r\n:1\r\n"))
+            try body(server)
         }
     }
 }

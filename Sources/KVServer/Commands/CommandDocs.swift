@@ -93,22 +93,20 @@ struct KeySpecification {
     }
 }
 
-/// Redis's command table, by command name. Core loop only (read once).
+/// Redis's command table, by command name. Any thread: a busy script's
+/// gate reads it too.
 enum CommandDocs {
-    nonisolated(unsafe) private static var loaded: [String: CommandDocEntry]?
-
-    /// The entries, read on first use (not at startup).
-    static var byName: [String: CommandDocEntry] {
-        if let loaded { return loaded }
+    /// The entries, read on first use (not at startup), once: a static
+    /// `let` is initialized lazily and thread-safely.
+    static let byName: [String: CommandDocEntry] = {
         var table: [String: CommandDocEntry] = [:]
         for row in redisCommandDocs {
             let info = Array(row.info.utf8)
             let docs = Array(row.docs.utf8)
             table[row.name] = entry(info: info, infoRange: 0..<info.count, docs: docs, docsRange: 0..<docs.count)
         }
-        loaded = table
         return table
-    }
+    }()
 
     /// The entry for `name` (any case), `container|sub` for a subcommand.
     static func entry(_ name: [UInt8]) -> CommandDocEntry? {

@@ -76,19 +76,18 @@ public final class Dispatcher {
     /// The clients' output buffer hard limit now (`ReplyWriter.limit`),
     /// past which a reply that could grow without bound stops being
     /// written (the connection closes that client anyway).
-    var replyLimit: Int {
-        let hard = settings.outputHard.load(ordering: .relaxed)
-        return hard > 0 ? hard : .max
-    }
+    var replyLimit: Int { Dispatcher.writerLimit(settings.outputHard.load(ordering: .relaxed)) }
 
     /// The hard limit of `session`'s class now: pubsub's for a client with
     /// subscriptions (RESP3 ones too), as Redis's getClientType and the
     /// connection's own check choose it.
     func replyLimit(for session: ClientSession) -> Int {
         guard session.isSubscribed else { return replyLimit }
-        let hard = settings.pubsubHard.load(ordering: .relaxed)
-        return hard > 0 ? hard : .max
+        return Dispatcher.writerLimit(settings.pubsubHard.load(ordering: .relaxed))
     }
+
+    /// A hard limit as a writer's limit: 0 means none.
+    private static func writerLimit(_ hard: Int) -> Int { hard > 0 ? hard : .max }
 
     /// Every command, once, in table order (`Command.id` is the position).
     static let rows: [Command] = {

@@ -1,6 +1,6 @@
 // HelpReply.swift: `X HELP` for a container command, in Redis's shape: a
 // heading naming the command, its subcommands' lines, then HELP itself;
-// and the reply to a subcommand it does not run.
+// and the replies to a subcommand it does not run.
 
 extension ReplyWriter {
     /// Redis's addReplyHelp: `lines` between the heading and HELP's own
@@ -21,5 +21,13 @@ extension ReplyWriter {
     mutating func unknownSubcommand(_ r: Request, of container: String) {
         error(
             bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try \(container) HELP.".utf8))
+    }
+
+    /// Redis's addReplySubcommandSyntaxError: a subcommand in Redis's
+    /// table whose handler refuses its count or shape (CLIENT PAUSE 1 WRITE x).
+    mutating func subcommandSyntaxError(_ r: Request, of container: String) {
+        error(
+            bytes: Array("ERR unknown subcommand or wrong number of arguments for '".utf8) + r[1].prefix(128)
+                + Array("'. Try \(container) HELP.".utf8))
     }
 }

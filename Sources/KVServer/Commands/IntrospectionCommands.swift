@@ -30,7 +30,7 @@ private func command(_ r: Request, _ out: inout ReplyWriter) {
     guard r.count > 1 else { return allInfo(&out) }
     let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
     switch sub {
-    case "count" where r.count == 2:
+    case "count":
         out.integer(describedRows().count)
     case "info":
         guard r.count > 2 else { return allInfo(&out) }
@@ -49,9 +49,8 @@ private func command(_ r: Request, _ out: inout ReplyWriter) {
     case "list":
         list(r, &out)
     case "getkeys", "getkeysandflags":
-        guard r.count >= 4 else { return out.error("ERR wrong number of arguments for 'command|\(sub)' command") }
         getKeys(r, withFlags: sub == "getkeysandflags", &out)
-    case "help" where r.count == 2:
+    case "help":
         out.help(
             "COMMAND",
             [
@@ -67,8 +66,6 @@ private func command(_ r: Request, _ out: inout ReplyWriter) {
                 "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
                 "GETKEYSANDFLAGS <full-command>", "    Return the keys and the access flags from a full Redis command.",
             ])
-    case "count", "help":
-        out.error("ERR wrong number of arguments for 'command|\(sub)' command")
     default:
         out.unknownSubcommand(r, of: "COMMAND")
     }

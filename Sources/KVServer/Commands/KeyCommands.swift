@@ -102,7 +102,7 @@ private func scan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 /// OBJECT ENCODING | REFCOUNT | FREQ | IDLETIME | HELP.
 private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
-    if sub == "help" && r.count == 2 {
+    if sub == "help" {
         let lines = [
             "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
@@ -118,10 +118,9 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         for line in lines { out.status(line) }
         return
     }
-    guard ["encoding", "refcount", "freq", "idletime"].contains(sub) && r.count > 2 else {
+    guard ["encoding", "refcount", "freq", "idletime"].contains(sub) else {
         return out.unknownSubcommand(r, of: "OBJECT")
     }
-    guard r.count == 3 else { return out.error("ERR wrong number of arguments for 'object|\(sub)' command") }
     let now = ks.now
     guard let entry = ks.lookup(r[2], now: now, touching: false, use: .readQuietly) else { return out.null() }
     switch sub {

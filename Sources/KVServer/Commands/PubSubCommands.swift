@@ -105,20 +105,12 @@ extension PubSub {
     /// PUBSUB CHANNELS | NUMSUB | NUMPAT | SHARDCHANNELS | SHARDNUMSUB | HELP.
     fileprivate func introspect(_ r: Request, _ out: inout ReplyWriter) {
         let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
-        let arities = ["channels": -2, "numsub": -2, "numpat": 2, "shardchannels": -2, "shardnumsub": -2, "help": 2]
-        guard let arity = arities[sub] else {
+        guard ["channels", "numsub", "numpat", "shardchannels", "shardnumsub", "help"].contains(sub) else {
             return out.unknownSubcommand(r, of: "PUBSUB")
-        }
-        guard arity > 0 ? r.count == arity : r.count >= -arity else {
-            return out.error("ERR wrong number of arguments for 'pubsub|\(sub)' command")
         }
         switch sub {
         case "channels", "shardchannels":
-            guard r.count <= 3 else {
-                return out.error(
-                    bytes: Array("ERR unknown subcommand or wrong number of arguments for '".utf8) + r[1].prefix(128)
-                        + Array("'. Try PUBSUB HELP.".utf8))
-            }
+            guard r.count <= 3 else { return out.subcommandSyntaxError(r, of: "PUBSUB") }
             let pattern = r.count == 3 ? r[2] : nil
             let names = (sub == "channels" ? channels : shardChannels).keys.map(\.bytes).filter { name in
                 pattern.map { globMatch($0, name) } ?? true

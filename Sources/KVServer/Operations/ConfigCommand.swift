@@ -12,15 +12,10 @@ extension Dispatcher {
         let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
         switch sub {
         case "get":
-            guard r.count >= 3 else { return out.error("ERR wrong number of arguments for 'config|get' command") }
             configGet(r, &out)
         case "set":
-            guard r.count >= 4 else { return out.error("ERR wrong number of arguments for 'config|set' command") }
             configSet(r, &out)
         case "resetstat":
-            guard r.count == 2 else {
-                return out.error("ERR wrong number of arguments for 'config|resetstat' command")
-            }
             stats.reset()
             for keyspace in databases { keyspace.expiredKeys = 0 }
             evictor.evictedKeys = 0
@@ -28,10 +23,9 @@ extension Dispatcher {
             resetServerStats()
             out.ok()
         case "rewrite":
-            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'config|rewrite' command") }
             // kvd reads no configuration file: there is none to rewrite.
             out.error("ERR The server is running without a config file")
-        case "help" where r.count == 2:
+        case "help":
             out.help(
                 "CONFIG",
                 [

@@ -14,15 +14,15 @@ let memoryCommands: [Command] = [
         let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
         switch sub {
         case "usage": memoryUsage(dispatcher.databases[session.database], r, &out)
-        case "stats" where r.count == 2: memoryStats(dispatcher, &out)
-        case "doctor" where r.count == 2: out.verbatim(memoryDoctorReport())
+        case "stats": memoryStats(dispatcher, &out)
+        case "doctor": out.verbatim(memoryDoctorReport())
         // glibc's malloc, like Redis built with libc: no allocator report.
-        case "malloc-stats" where r.count == 2: out.bulk("Stats not supported for the current allocator")
-        case "purge" where r.count == 2:
+        case "malloc-stats": out.bulk("Stats not supported for the current allocator")
+        case "purge":
             // Redis asks jemalloc to purge its dirty pages; glibc's equivalent.
             _ = malloc_trim(0)
             out.ok()
-        case "help" where r.count == 2:
+        case "help":
             out.help(
                 "MEMORY",
                 [
@@ -34,8 +34,6 @@ let memoryCommands: [Command] = [
                     "    Return memory in bytes used by <key> and its value. Nested values are",
                     "    sampled up to <count> times (default: 5, 0 means sample all).",
                 ])
-        case "stats", "doctor", "malloc-stats", "purge", "help":
-            out.error("ERR wrong number of arguments for 'memory|\(sub)' command")
         default:
             out.unknownSubcommand(r, of: "MEMORY")
         }
@@ -44,7 +42,7 @@ let memoryCommands: [Command] = [
 
 private func memoryUsage(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard r.count == 3 || (r.count == 5 && equalsIgnoringCase(r.raw(3), "samples")) else {
-        return out.error(r.count == 2 ? "ERR wrong number of arguments for 'memory|usage' command" : "ERR syntax error")
+        return out.error("ERR syntax error")
     }
     var samples = 5
     if r.count == 5 {

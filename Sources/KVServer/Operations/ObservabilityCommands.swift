@@ -34,7 +34,6 @@ extension Dispatcher {
                 histogram(figures.histogram, &out)
             }
         case "latest":
-            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'latency|latest' command") }
             out.arrayHeader(stats.latencyMonitor.events.count)
             for (name, series) in stats.latencyMonitor.events {
                 out.arrayHeader(4)
@@ -44,7 +43,6 @@ extension Dispatcher {
                 out.integer(series.max)
             }
         case "history":
-            guard r.count == 3 else { return out.error("ERR wrong number of arguments for 'latency|history' command") }
             let samples = stats.latencyMonitor.series(r[2])?.samples ?? []
             out.arrayHeader(samples.count)
             for sample in samples {
@@ -55,16 +53,13 @@ extension Dispatcher {
         case "reset":
             out.integer(stats.latencyMonitor.reset(r.count == 2 ? nil : Array(r.dropFirst(2))))
         case "doctor":
-            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'latency|doctor' command") }
             out.verbatim(stats.latencyMonitor.report())
         case "graph":
-            guard r.count == 3 else { return out.error("ERR wrong number of arguments for 'latency|graph' command") }
             guard stats.latencyMonitor.series(r[2]) != nil else {
                 return out.error(bytes: Array("ERR No samples available for event '".utf8) + r[2] + [39])
             }
             out.error("ERR kvd does not draw LATENCY GRAPH; LATENCY HISTORY has the samples")
         case "help":
-            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'latency|help' command") }
             out.help(
                 "LATENCY",
                 [
@@ -112,7 +107,7 @@ extension Dispatcher {
         let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
         switch sub {
         case "get":
-            guard r.count <= 3 else { return out.error("ERR wrong number of arguments for 'slowlog|get' command") }
+            guard r.count <= 3 else { return out.subcommandSyntaxError(r, of: "SLOWLOG") }
             var count = 10
             if r.count == 3 {
                 guard let parsed = parseInteger(r[2]), parsed >= -1 else {
@@ -133,13 +128,11 @@ extension Dispatcher {
                 out.bulk(entry.name)
             }
         case "len":
-            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'slowlog|len' command") }
             out.integer(stats.slowlog.count)
         case "reset":
-            guard r.count == 2 else { return out.error("ERR wrong number of arguments for 'slowlog|reset' command") }
             stats.slowlog.reset()
             out.ok()
-        case "help" where r.count == 2:
+        case "help":
             out.help(
                 "SLOWLOG",
                 [

@@ -49,17 +49,13 @@ extension Dispatcher {
     }
 
     fileprivate func function(_ r: Request, _ out: inout ReplyWriter) {
-        // A container: each subcommand has its own arity, checked (as
-        // `function|load`) before it runs.
-        let subcommands: [(name: StaticString, arity: Int)] = [
-            ("delete", 3), ("dump", 2), ("flush", -2), ("help", 2), ("kill", 2), ("list", -2), ("load", -3),
-            ("restore", -3), ("stats", 2),
+        // A container: the dispatcher has checked each subcommand's arity
+        // (as `function|load`) from Redis's table.
+        let subcommands: [StaticString] = [
+            "delete", "dump", "flush", "help", "kill", "list", "load", "restore", "stats",
         ]
-        guard let (name, arity) = subcommands.first(where: { equalsIgnoringCase(r.raw(1), $0.name) }) else {
+        guard let name = subcommands.first(where: { equalsIgnoringCase(r.raw(1), $0) }) else {
             return out.unknownSubcommand(r, of: "FUNCTION")
-        }
-        guard arity > 0 ? r.count == arity : r.count >= -arity else {
-            return out.error("ERR wrong number of arguments for 'function|\(name)' command")
         }
         let libraries = databases.functions
         switch "\(name)" {
@@ -83,7 +79,7 @@ extension Dispatcher {
             databases.fence.changes += 1
             out.ok()
         case "flush":
-            guard r.count <= 3 else { return subcommandSyntaxError(r, &out) }
+            guard r.count <= 3 else { return out.subcommandSyntaxError(r, of: "FUNCTION") }
             guard r.count == 2 || equalsIgnoringCase(r.raw(2), "sync") || equalsIgnoringCase(r.raw(2), "async") else {
                 return out.error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
             }
@@ -112,12 +108,6 @@ extension Dispatcher {
         default:  // help
             out.help("FUNCTION", functionHelp)
         }
-    }
-
-    private func subcommandSyntaxError(_ r: Request, _ out: inout ReplyWriter) {
-        out.error(
-            bytes: Array("ERR unknown subcommand or wrong number of arguments for '".utf8) + r[1].prefix(128)
-                + Array("'. Try FUNCTION HELP.".utf8))
     }
 
     private func list(_ r: Request, _ out: inout ReplyWriter) {
@@ -167,7 +157,7 @@ extension Dispatcher {
     }
 
     private func restore(_ r: Request, _ out: inout ReplyWriter) {
-        guard r.count <= 4 else { return subcommandSyntaxError(r, &out) }
+        guard r.count <= 4 else { return out.subcommandSyntaxError(r, of: "FUNCTION") }
         var policy = FunctionLibraries.RestorePolicy.append
         if r.count == 4 {
             if equalsIgnoringCase(r.raw(3), "append") {

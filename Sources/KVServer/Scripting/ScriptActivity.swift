@@ -151,6 +151,10 @@ public final class ScriptActivity: Sendable {
             out.error("ERR wrong number of arguments for '\(command.name)' command")
             return false
         }
+        if Dispatcher.containerRows[command.id] && r.count > 1, let name = CommandDocs.subcommandWithWrongArity(r) {
+            out.error("ERR wrong number of arguments for '\(name)' command")
+            return false
+        }
         switch command.name {
         case "quit":
             out.ok()
@@ -177,20 +181,12 @@ public final class ScriptActivity: Sendable {
             out.error("EXECABORT Transaction discarded because of: \(busyError)")
             return true
         case "function" where equalsIgnoringCase(r.raw(1), "stats"):
-            guard r.count == 2 else {
-                out.error("ERR wrong number of arguments for 'function|stats' command")
-                return false
-            }
             guard let running = stats.get() else {
                 out.error(busyError)
                 return false
             }
             running.write(durationMilliseconds: monotonicMilliseconds() - startedAt.load(ordering: .relaxed), &out)
         case "script" where equalsIgnoringCase(r.raw(1), "kill"), "function" where equalsIgnoringCase(r.raw(1), "kill"):
-            guard r.count == 2 else {
-                out.error("ERR wrong number of arguments for '\(command.name)|kill' command")
-                return false
-            }
             kill(function: command.name == "function", &out)
         default:
             out.error(busyError)

@@ -487,8 +487,7 @@ final class Connection: @unchecked Sendable {
 
     private func queue(_ replies: Replies) {
         if replies.passedLimit {
-            let limit = subscriberMark.isSubscriber ? settings.pubsubOutputBufferLimit : settings.outputBufferLimit
-            return disconnectOverLimit(outboundBytes + replies.byteCount, "hard limit \(limit.hard)")
+            return disconnectOverLimit(outboundBytes + replies.byteCount, "hard limit \(outputLimit.hard)")
         }
         for chunk in replies.sealed where !chunk.isEmpty { outbound.append(chunk) }
         if !replies.last.isEmpty { outbound.append(replies.last) }
@@ -496,11 +495,16 @@ final class Connection: @unchecked Sendable {
         enforceOutputLimit()
     }
 
+    /// This client's class's output limit now: pubsub's for a subscriber.
+    private var outputLimit: ServerOptions.OutputBufferLimit {
+        subscriberMark.isSubscriber ? settings.pubsubOutputBufferLimit : settings.outputBufferLimit
+    }
+
     /// Redis's client-output-buffer-limit: every reply byte not yet sent
     /// counts, as in Redis (so a single reply larger than the hard limit
     /// closes the client too).
     private func enforceOutputLimit() {
-        let limit = subscriberMark.isSubscriber ? settings.pubsubOutputBufferLimit : settings.outputBufferLimit
+        let limit = outputLimit
         let waiting = outboundBytes
         if limit.hard > 0 && waiting > limit.hard {
             disconnectOverLimit(waiting, "hard limit \(limit.hard)")

@@ -26,9 +26,7 @@ extension Dispatcher {
     /// CLIENT PAUSE timeout [WRITE|ALL]: a longer or stricter pause than
     /// the one in force replaces it, as in Redis.
     func pauseClients(_ r: Request, _ out: inout ReplyWriter) {
-        guard r.count == 3 || r.count == 4 else {
-            return out.error("ERR wrong number of arguments for 'client|pause' command")
-        }
+        guard r.count == 3 || r.count == 4 else { return out.subcommandSyntaxError(r, of: "CLIENT") }
         guard let milliseconds = parseInteger(r.raw(2)) else {
             return out.error("ERR timeout is not an integer or out of range")
         }
