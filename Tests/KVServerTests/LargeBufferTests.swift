@@ -75,9 +75,10 @@ import Testing
         }
     }
 
-    // A 100 MB key in EXISTS, and a 100 MB command name: the core hashes the
-    // key in one pass and does not hash the name at all, so a canary on
-    // another connection is not held up.
+    // A 100 MB key in EXISTS, a 100 MB command name and a 100 MB
+    // subcommand name: the core hashes the key in one pass and does not
+    // hash or copy the names at all, so a canary on another connection is
+    // not held up.
     // The server runs in this process, beside every other suite: a stall of
     // the process is not its doing, so the bound must hold in one of two
     // attacks (a server that blocks on the giant misses it in both).
@@ -105,6 +106,8 @@ import Testing
                 #expect(attacker.readLine() == ":0\r\n")
                 attacker.send(multibulk([giant]))
                 #expect(attacker.readLine().hasPrefix("-ERR unknown command 'kkkk"))
+                attacker.send(multibulk([bytes("CLIENT"), giant]))
+                #expect(attacker.readLine().hasPrefix("-ERR unknown subcommand 'kkkk"))
                 done.set(true)
                 pinger.join("the canary")
                 worstOfAttack = worst.get()

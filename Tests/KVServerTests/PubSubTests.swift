@@ -185,9 +185,12 @@ import Testing
             #expect(client.readLine().hasPrefix("-ERR unknown command 'NOSUCH'"))
             client.send("GET\r\n")  // likewise
             #expect(client.readLine() == "-ERR wrong number of arguments for 'get' command\r\n")
+            // But a refused EXEC is shown, as Redis's execCommandAbort shows it.
+            client.send("EXEC 1\r\n")
+            #expect(client.readLine().hasPrefix("-EXECABORT Transaction discarded because of: wrong number"))
             #expect(client.roundTrip("SELECT 3\r\n", replyBytes: 5) == "+OK\r\n")
             let port = localPort(of: client.fd)
-            let lines = (0..<3).map { _ in monitor.readLine() }
+            let lines = (0..<4).map { _ in monitor.readLine() }
             let shape = lines.map { line in
                 // "+1700000000.123456 [0 127.0.0.1:PORT] ..." with the time blanked.
                 line.split(separator: " ", maxSplits: 1).last.map(String.init) ?? line
@@ -197,6 +200,7 @@ import Testing
                 shape == [
                     "[0 127.0.0.1:\(port)] \"SET\" \"k\" \"a\\\"b\\n\\x01\"\r\n",
                     "[0 127.0.0.1:\(port)] \"AUTH\" \"(redacted)\"\r\n",
+                    "[0 127.0.0.1:\(port)] \"EXEC\" \"1\"\r\n",
                     "[3 127.0.0.1:\(port)] \"SELECT\" \"3\"\r\n",
                 ])
             // A monitoring client is refused keyspace commands, as Redis refuses a replica.

@@ -45,6 +45,26 @@ import Testing
         }
     }
 
+    @Test func clientListIdListsInTheArgumentsOrderRepeatsIncluded() throws {
+        try withServer { server in
+            let first = try TestClient(port: server.port)
+            let second = try TestClient(port: server.port)
+            /// A client's id, as it reports it.
+            func id(_ client: TestClient) -> String {
+                client.send("CLIENT ID\r\n")
+                return String(client.readLine().dropFirst().prefix { $0.isNumber })
+            }
+            let (one, two) = (id(first), id(second))
+            first.send("CLIENT LIST ID \(two) 999999 \(one) \(two)\r\n")
+            let length = Int(first.readLine().dropFirst().prefix { $0.isNumber }) ?? 0
+            let lines = String(decoding: first.read(count: length + 2), as: UTF8.self).split(separator: "\n")
+            let ids = lines.compactMap { line in
+                line.split(separator: " ").first { $0.hasPrefix("id=") }.map { String($0.dropFirst(3)) }
+            }
+            #expect(ids == [two, one, two], "\(lines)")
+        }
+    }
+
     @Test func clientKillClosesTheOtherConnectionAndItsSessionEnds() throws {
         try withServer { server in
             let killer = try TestClient(port: server.port)

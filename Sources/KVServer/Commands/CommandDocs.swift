@@ -117,14 +117,31 @@ enum CommandDocs {
         return command.subcommands.first { $0.name == lower }
     }
 
-    /// `container|sub`'s full name when Redis's table has that subcommand
-    /// and `request` (`container sub ...`) has the wrong count for it: Redis
-    /// checks a subcommand's arity before anything else runs it.
-    static func subcommandWithWrongArity(_ request: Request) -> String? {
+    /// Subcommands kvd runs that Redis 7.0.15's table lacks (7.2's CLIENT
+    /// SETINFO): their handlers check their counts.
+    static let kvdOwnSubcommands: Set<String> = ["client|setinfo"]
+
+    /// Why Redis refuses a container's subcommand before anything runs it.
+    enum SubcommandRefusal: Equatable {
+        /// Redis's table has no such subcommand (CLIENT NOSUCH).
+        case unknown
+        /// The count is wrong for it; its full name (`config|help`).
+        case wrongArity(String)
+    }
+
+    /// Why Redis refuses `request` (`container sub ...`, a container of
+    /// Redis's table) before running it, as its lookupCommand and arity
+    /// check do; nil when it would run it.
+    static func subcommandRefusal(_ request: Request) -> SubcommandRefusal? {
+        // No subcommand's name is this long: a giant one is not copied.
+        guard request.raw(1).count <= 64 else { return .unknown }
         let name = String(
             decoding: lowercased(request[0]) + [UInt8(ascii: "|")] + lowercased(request[1]), as: UTF8.self)
-        guard let entry = entry(Array(name.utf8)) else { return nil }
-        return (entry.arity > 0 ? request.count == entry.arity : request.count >= -entry.arity) ? nil : name
+        guard let entry = entry(Array(name.utf8)) else {
+            return kvdOwnSubcommands.contains(name) ? nil : .unknown
+        }
+        return (entry.arity > 0 ? request.count == entry.arity : request.count >= -entry.arity)
+            ? nil : .wrongArity(name)
     }
 
     private static func entry(info: [UInt8], infoRange: Range<Int>, docs: [UInt8], docsRange: Range<Int>?)

@@ -99,9 +99,7 @@ extension Dispatcher {
         guard refused else { return false }
         stats.recordRejection(id)
         if name == "exec" && session.transaction != nil {
-            session.transaction = nil
-            unwatchAll(session)
-            out.error("EXECABORT Transaction discarded because of: " + outOfMemoryError)
+            abortExec(request, outOfMemoryError, session, &out)
         } else {
             session.transaction?.refused = true
             out.error(outOfMemoryError)

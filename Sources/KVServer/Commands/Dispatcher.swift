@@ -300,22 +300,30 @@ public final class Dispatcher {
             return nil
         }
         let row = Dispatcher.rowsInPlace + id
+        // A subcommand Redis's table lacks is refused as an unknown command
+        // is, before anything else (CLIENT NOSUCH inside MULTI is not queued).
+        let isSubcommand = Dispatcher.containerRows[id] && request.count > 1
+        let subcommandRefusal = isSubcommand ? CommandDocs.subcommandRefusal(request) : nil
+        guard subcommandRefusal != .unknown else {
+            session.transaction?.refused = true
+            out.unknownSubcommand(request, of: row.pointee.name.uppercased())
+            return nil
+        }
         session.lastCommand = id
         // CLIENT LIST's cmd names a container's subcommand (client|list).
-        let isSubcommand = Dispatcher.containerRows[id] && request.count > 1
         session.lastSubcommand = isSubcommand ? lowercased(Array(request.raw(1))) : nil
         guard row.pointee.accepts(request.count) else {
             stats.recordRejection(id)
             // EXEC's own arity error aborts the transaction (EXECABORT).
-            reject(row.pointee, "wrong number of arguments for '\(row.pointee.name)' command", session, &out)
+            reject(row.pointee, request, "wrong number of arguments for '\(row.pointee.name)' command", session, &out)
             return nil
         }
         // A subcommand's arity, from Redis's table, as Redis checks it: here,
         // before authentication and MULTI (CONFIG HELP x is refused, not
         // queued). Subcommands the table lacks are the handler's to refuse.
-        if isSubcommand, let name = CommandDocs.subcommandWithWrongArity(request) {
+        if case .wrongArity(let name) = subcommandRefusal {
             stats.recordRejection(id)
-            reject(row.pointee, "wrong number of arguments for '\(name)' command", session, &out)
+            reject(row.pointee, request, "wrong number of arguments for '\(name)' command", session, &out)
             return nil
         }
         guard session.authenticated || row.pointee.flags.contains(.noAuth) else {
@@ -349,12 +357,12 @@ public final class Dispatcher {
             return nil
         }
         if session.monitoring && !inExec && Dispatcher.touchesKeyspace(row.pointee, request) {
-            reject(row.pointee, "Replica can't interact with the keyspace", session, &out)
+            reject(row.pointee, request, "Replica can't interact with the keyspace", session, &out)
             return nil
         }
         if !session.resp3 && session.isSubscribed && !inExec && !Dispatcher.allowedWhileSubscribed[id] {
             reject(
-                row.pointee,
+                row.pointee, request,
                 "Can't execute '\(fullName(row.pointee, request))': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                 session, &out)
             return nil
@@ -390,14 +398,26 @@ public final class Dispatcher {
 
     /// Redis's rejectCommand: the error, and a transaction being queued
     /// fails at EXEC; a refused EXEC itself aborts the transaction.
-    private func reject(_ command: Command, _ message: String, _ session: ClientSession, _ out: inout ReplyWriter) {
+    private func reject(
+        _ command: Command, _ request: Request, _ message: String, _ session: ClientSession,
+        _ out: inout ReplyWriter
+    ) {
         guard command.name == "exec" else {
             session.transaction?.refused = true
             return out.error("ERR " + message)
         }
+        abortExec(request, message, session, &out)
+    }
+
+    /// Redis's execCommandAbort: a refused EXEC discards the transaction,
+    /// says why (`reason`: a formatted error without its ERR, a shared one
+    /// with its code, as Redis passes them), and is shown to the monitors
+    /// (as a run EXEC is).
+    func abortExec(_ request: Request, _ reason: String, _ session: ClientSession, _ out: inout ReplyWriter) {
         session.transaction = nil
         unwatchAll(session)
-        out.error("EXECABORT Transaction discarded because of: " + message)
+        out.error("EXECABORT Transaction discarded because of: " + reason)
+        if !pubsub.monitors.isEmpty { pubsub.feedMonitors(monitorLine(request, session: session)) }
     }
 
     /// What a RESP2 client with subscriptions may still send, by `Command.id`.
@@ -488,9 +508,9 @@ func unknownCommandMessage(_ request: Request) -> [UInt8] {
     for index in request.indices.dropFirst() where arguments.count < 128 {
         let room = 128 - arguments.count
         arguments.append(UInt8(ascii: "'"))
-        arguments.append(contentsOf: request.raw(index).prefix(room))
+        arguments.append(contentsOf: ReplyWriter.quoted(request.raw(index).prefix(room)))
         arguments.append(contentsOf: [UInt8(ascii: "'"), UInt8(ascii: " ")])
     }
-    return Array("ERR unknown command '".utf8) + request.raw(0).prefix(128)
+    return Array("ERR unknown command '".utf8) + ReplyWriter.quoted(request.raw(0).prefix(128))
         + Array("', with args beginning with: ".utf8) + arguments
 }

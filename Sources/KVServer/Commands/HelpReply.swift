@@ -20,14 +20,16 @@ extension ReplyWriter {
     /// before, by the dispatcher).
     mutating func unknownSubcommand(_ r: Request, of container: String) {
         error(
-            bytes: Array("ERR unknown subcommand '".utf8) + r[1].prefix(128) + Array("'. Try \(container) HELP.".utf8))
+            bytes: Array("ERR unknown subcommand '".utf8) + ReplyWriter.quoted(r.raw(1).prefix(128))
+                + Array("'. Try \(container) HELP.".utf8))
     }
 
     /// Redis's addReplySubcommandSyntaxError: a subcommand in Redis's
     /// table whose handler refuses its count or shape (CLIENT PAUSE 1 WRITE x).
     mutating func subcommandSyntaxError(_ r: Request, of container: String) {
         error(
-            bytes: Array("ERR unknown subcommand or wrong number of arguments for '".utf8) + r[1].prefix(128)
+            bytes: Array("ERR unknown subcommand or wrong number of arguments for '".utf8)
+                + ReplyWriter.quoted(r.raw(1).prefix(128))
                 + Array("'. Try \(container) HELP.".utf8))
     }
 }

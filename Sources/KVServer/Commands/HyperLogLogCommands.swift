@@ -189,7 +189,9 @@ private func pfdebug(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
             return (.done(.status(wasSparse ? "sparse" : "dense")), false)
         default:
             // The name as sent, its bytes (newlines become spaces in the reply).
-            return (.done(.error(Array("ERR Unknown PFDEBUG subcommand '".utf8) + r[1] + [39])), false)
+            return (
+                .done(.error(Array("ERR Unknown PFDEBUG subcommand '".utf8) + ReplyWriter.quoted(r[1]) + [39])), false
+            )
         }
     }
     if converted { ks.fence.changes += 1 }

@@ -135,7 +135,14 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
             out.bulk(value.count <= 44 ? "embstr" : "raw")
         }
     case "refcount":
-        out.integer(1)  // every value is owned by its key alone
+        // Every value is owned by its key alone. Redis answers INT_MAX for
+        // an integer it shares (0-9999, when the policy lets it share). As
+        // with ENCODING, kvd keeps no value's history: Redis's own copy of
+        // one (COPY, SETRANGE, an integral INCRBYFLOAT) is not shared.
+        let shared =
+            entry.collection == nil && (ks.memory.maxmemory == 0 || ks.memory.policy.sharesSmallIntegers)
+            && entry.value.count <= 4 && parseInteger(entry.value).map { (0..<10_000).contains($0) } == true
+        out.integer(shared ? Int(Int32.max) : 1)
     case "freq":
         guard ks.memory.policy.usesLFU else {
             return out.error(

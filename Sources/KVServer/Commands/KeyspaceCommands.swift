@@ -299,7 +299,7 @@ private func expire(
         } else if equalsIgnoringCase(option, "lt") {
             lt = true
         } else {
-            return out.error(bytes: Array("ERR Unsupported option ".utf8) + option)
+            return out.error(bytes: Array("ERR Unsupported option ".utf8) + ReplyWriter.quoted(option))
         }
     }
     if nx && (xx || gt || lt) {

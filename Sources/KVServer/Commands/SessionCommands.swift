@@ -106,7 +106,8 @@ extension Dispatcher {
                 name = r[index + 1]
                 index += 2
             } else {
-                return out.error(bytes: Array("ERR Syntax error in HELLO option '".utf8) + r[index] + [39])
+                return out.error(
+                    bytes: Array("ERR Syntax error in HELLO option '".utf8) + ReplyWriter.quoted(r[index]) + [39])
             }
         }
         if let credentials {
@@ -200,7 +201,7 @@ extension Dispatcher {
             guard r.count == 4 else { return out.error("ERR wrong number of arguments for 'client|setinfo' command") }
             let field = String(decoding: lowercased(r[2]), as: UTF8.self)
             guard field == "lib-name" || field == "lib-ver" else {
-                return out.error(bytes: Array("ERR Unrecognized option '".utf8) + r[2] + [39])
+                return out.error(bytes: Array("ERR Unrecognized option '".utf8) + ReplyWriter.quoted(r[2]) + [39])
             }
             guard isValidName(r[3]) else {
                 return out.error("ERR \(field) cannot contain spaces, newlines or special characters.")
@@ -303,19 +304,20 @@ extension Dispatcher {
 
     /// CLIENT LIST's filters: `TYPE normal|master|replica|pubsub` and `ID id…`.
     private func listedSessions(_ r: Request, _ out: inout ReplyWriter) -> [ClientSession]? {
-        var chosen = sessions.all.sorted { $0.id < $1.id }
+        let chosen = sessions.all.sorted { $0.id < $1.id }
         guard r.count > 2 else { return chosen }
         if equalsIgnoringCase(r[2], "type") && r.count == 4 {
             let type = String(decoding: lowercased(r[3]), as: UTF8.self)
             guard ["normal", "master", "replica", "slave", "pubsub"].contains(type) else {
-                out.error(bytes: Array("ERR Unknown client type '".utf8) + r[3] + [39])
+                out.error(bytes: Array("ERR Unknown client type '".utf8) + ReplyWriter.quoted(r[3]) + [39])
                 return nil
             }
             guard type == "normal" || type == "pubsub" else { return [] }
             return chosen.filter { $0.isSubscribed == (type == "pubsub") }
         }
         if equalsIgnoringCase(r[2], "id") && r.count >= 4 {
-            var ids: Set<Int> = []
+            // In the arguments' order, repeats included, as Redis lists them.
+            var listed: [ClientSession] = []
             for argument in r.dropFirst(3) {
                 // Any integer, as Redis's getLongLongFromObjectOrReply:
                 // one that is no client's id lists nobody.
@@ -323,10 +325,9 @@ extension Dispatcher {
                     out.error("ERR Invalid client ID")
                     return nil
                 }
-                ids.insert(id)
+                if let session = sessions.existing(id) { listed.append(session) }
             }
-            chosen = chosen.filter { ids.contains($0.id) }
-            return chosen
+            return listed
         }
         out.error("ERR syntax error")
         return nil
@@ -363,12 +364,12 @@ extension Dispatcher {
             } else if equalsIgnoringCase(option, "user") {
                 // Every client is `default`'s: USER default matches them all.
                 guard value == Array("default".utf8) else {
-                    return out.error(bytes: Array("ERR No such user '".utf8) + value + [39])
+                    return out.error(bytes: Array("ERR No such user '".utf8) + ReplyWriter.quoted(value) + [39])
                 }
             } else if equalsIgnoringCase(option, "type") {
                 let kind = String(decoding: lowercased(value), as: UTF8.self)
                 guard ["normal", "master", "replica", "slave", "pubsub"].contains(kind) else {
-                    return out.error(bytes: Array("ERR Unknown client type '".utf8) + value + [39])
+                    return out.error(bytes: Array("ERR Unknown client type '".utf8) + ReplyWriter.quoted(value) + [39])
                 }
                 type = kind
             } else if equalsIgnoringCase(option, "skipme") {

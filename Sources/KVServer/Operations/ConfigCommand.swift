@@ -83,7 +83,8 @@ extension Dispatcher {
                 // The first unknown name is the error, unless another was found first.
                 guard failure == nil else { continue }
                 return out.error(
-                    bytes: Array("ERR Unknown option or number of arguments for CONFIG SET - '".utf8) + r[index]
+                    bytes: Array("ERR Unknown option or number of arguments for CONFIG SET - '".utf8)
+                        + ReplyWriter.quoted(r[index])
                         + [UInt8(ascii: "'")])
             }
             guard failure == nil else { continue }

@@ -56,7 +56,8 @@ extension Dispatcher {
             out.verbatim(stats.latencyMonitor.report())
         case "graph":
             guard stats.latencyMonitor.series(r[2]) != nil else {
-                return out.error(bytes: Array("ERR No samples available for event '".utf8) + r[2] + [39])
+                return out.error(
+                    bytes: Array("ERR No samples available for event '".utf8) + ReplyWriter.quoted(r[2]) + [39])
             }
             out.error("ERR kvd does not draw LATENCY GRAPH; LATENCY HISTORY has the samples")
         case "help":

@@ -147,6 +147,14 @@ public struct ReplyWriter: Sendable {
         error(bytes: message, countedInErrorStats: true)
     }
 
+    /// What C's `%s` prints of an argument: its bytes up to the first NUL.
+    /// Redis quotes arguments in its errors with `%s`, so a NUL ends the
+    /// quote (`CONFIG SET "a\0b" 1` names 'a'). Scans the whole of
+    /// `argument`: bound it first where Redis bounds it (`%.128s`).
+    static func quoted<Bytes: Swift.Collection<UInt8>>(_ argument: Bytes) -> Bytes.SubSequence {
+        argument.prefix { $0 != 0 }
+    }
+
     /// An error reply; one that `countedInErrorStats` is false for fails
     /// its command (failed_calls) but is not counted again in INFO
     /// errorstats: a script's error that a command it called has counted

@@ -63,7 +63,7 @@ extension Dispatcher {
             var replace = false
             for index in 2..<(r.count - 1) {
                 guard equalsIgnoringCase(r.raw(index), "replace") else {
-                    return out.error(bytes: Array("ERR Unknown option given: ".utf8) + r[index])
+                    return out.error(bytes: Array("ERR Unknown option given: ".utf8) + ReplyWriter.quoted(r[index]))
                 }
                 replace = true
             }
@@ -122,7 +122,7 @@ extension Dispatcher {
                 index += 1
                 pattern = r[index]
             } else {
-                return out.error(bytes: Array("ERR Unknown argument ".utf8) + r[index])
+                return out.error(bytes: Array("ERR Unknown argument ".utf8) + ReplyWriter.quoted(r[index]))
             }
             index += 1
         }

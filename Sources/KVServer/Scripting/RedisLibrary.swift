@@ -198,11 +198,13 @@ private func redisCall(_ L: OpaquePointer, _ engine: ScriptEngine, raise: Bool) 
             refusal = refusalOfAbsentCommand(request)
             return false
         }
-        guard
-            command.accepts(request.count)
-                && !(Dispatcher.containerRows[command.id] && request.count > 1
-                    && CommandDocs.subcommandWithWrongArity(request) != nil)
-        else {
+        let subcommandRefusal =
+            Dispatcher.containerRows[command.id] && request.count > 1 ? CommandDocs.subcommandRefusal(request) : nil
+        guard subcommandRefusal != .unknown else {
+            refusal = "Unknown Redis command called from script"
+            return false
+        }
+        guard command.accepts(request.count) && subcommandRefusal == nil else {
             refusal = "Wrong number of args calling Redis command from script"
             refused = command.id
             return false

@@ -147,11 +147,17 @@ public final class ScriptActivity: Sendable {
             out.error(bytes: unknownCommandMessage(r))
             return false
         }
+        let subcommandRefusal =
+            Dispatcher.containerRows[command.id] && r.count > 1 ? CommandDocs.subcommandRefusal(r) : nil
+        if subcommandRefusal == .unknown {
+            out.unknownSubcommand(r, of: command.name.uppercased())
+            return false
+        }
         guard command.accepts(r.count) else {
             out.error("ERR wrong number of arguments for '\(command.name)' command")
             return false
         }
-        if Dispatcher.containerRows[command.id] && r.count > 1, let name = CommandDocs.subcommandWithWrongArity(r) {
+        if case .wrongArity(let name) = subcommandRefusal {
             out.error("ERR wrong number of arguments for '\(name)' command")
             return false
         }

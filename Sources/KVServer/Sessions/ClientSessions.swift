@@ -19,6 +19,9 @@ final class ClientSessions {
     /// Every session, in no particular order (CLIENT LIST sorts them).
     var all: Dictionary<Int, ClientSession>.Values { byID.values }
 
+    /// Client `id`'s session, if it is open.
+    func existing(_ id: Int) -> ClientSession? { byID[id] }
+
     /// A connection was accepted: its session starts (database 0, RESP2).
     func open(_ info: ClientInfo) {
         byID[info.id] = ClientSession(info: info, authenticated: password == nil)

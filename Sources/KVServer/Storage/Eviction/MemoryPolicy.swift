@@ -49,6 +49,9 @@ enum EvictionPolicy: CaseIterable, Sendable {
     var allKeys: Bool { [.allKeysLRU, .allKeysLFU, .allKeysRandom].contains(self) }
     /// Access words are frequencies.
     var usesLFU: Bool { self == .allKeysLFU || self == .volatileLFU }
+    /// Redis shares the objects of small integers (0-9999) between keys
+    /// unless an LRU or LFU policy needs each key's own access word.
+    var sharesSmallIntegers: Bool { ![.allKeysLRU, .volatileLRU, .allKeysLFU, .volatileLFU].contains(self) }
     /// The victim is the best of a pool of sampled keys (not a random one).
     var usesPool: Bool { ![.noEviction, .allKeysRandom, .volatileRandom].contains(self) }
 }
