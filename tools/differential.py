@@ -110,16 +110,17 @@ class Differential:
 
 
 @contextlib.contextmanager
-def redis_and_kvd(kvd, seed, name):
+def redis_and_kvd(kvd, seed, name, io_threads=0):
     """A redis-server and a kvd on free ports, neither saving, as a
     Differential (with a redis-py client of each, `clients`); both are
-    stopped (killed, if it comes to that) after."""
+    stopped (killed, if it comes to that) after. kvd runs on its core's
+    loop alone by default (`io_threads` 0)."""
     work = tempfile.mkdtemp(prefix=f"{name}-")
     processes = []
     try:
         server, redis_client, _ = launch(work, processes, "redis",
                                          ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-        kvd_process, kvd_client, _ = launch(work, processes, "kvd", [kvd, "--save", "", "--io-threads", "0"])
+        kvd_process, kvd_client, _ = launch(work, processes, "kvd", [kvd, "--save", "", "--io-threads", str(io_threads)])
         differential = Differential(*[client.connection_pool.connection_kwargs["port"]
                                       for client in (redis_client, kvd_client)], seed)
         differential.clients = (redis_client, kvd_client)  # redis-py's, for DUMP and RESTORE

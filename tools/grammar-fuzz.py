@@ -5,7 +5,8 @@ argument filled with values on the edges of its type (integers around 2^31,
 2^32 and 2^63, doubles like inf, nan and 1e308, empty and glob-like
 strings, keys of every type and missing ones), optional parts present or
 not, repeated parts repeated, and now and then an argument dropped,
-doubled or added. The same requests go to a redis-server and to kvd.
+doubled or added, every other request on RESP3. The same requests go to a
+redis-server and to kvd (with two I/O threads).
 
 kvd fails the check when it stops (a trap, a crash), leaves a request
 without a reply within 30 s, closes a connection other than over its
@@ -96,22 +97,28 @@ def flatten(reply):
 
 
 def parse(data, at=0):
-    """One RESP2 reply in `data` from `at`: (value, where it ends)."""
+    """One RESP2 or RESP3 reply in `data` from `at`: (value, where it ends).
+    A map is a flat list of keys and values, as in RESP2; an attribute is
+    read and dropped."""
     end = data.index(b"\r\n", at)
     kind, rest = data[at:at + 1], data[at + 1:end]
-    if kind == b"$":
+    if kind in (b"$", b"=", b"!"):
         if rest == b"-1":
             return None, end + 2
         length = int(rest)
         return data[end + 2:end + 2 + length], end + 4 + length
-    if kind == b"*":
+    if kind in (b"*", b"~", b">", b"%", b"|"):
+        if rest == b"-1":
+            return None, end + 2
         items, at = [], end + 2
-        for _ in range(int(rest)):
+        for _ in range(int(rest) * (2 if kind in (b"%", b"|") else 1)):
             item, at = parse(data, at)
             items.append(item)
-        return items, at
+        return (parse(data, at) if kind == b"|" else (items, at))
     if kind == b":":
         return int(rest), end + 2
+    if kind == b"_":
+        return None, end + 2
     return rest, end + 2
 
 
@@ -232,7 +239,9 @@ def seed(both):
 
 
 def main():
-    with redis_and_kvd(KVD, SEED, "grammar-fuzz") as differential:
+    # kvd with two I/O threads, as on a machine of 2 cores or more (the
+    # other differentials run it on its core's loop alone).
+    with redis_and_kvd(KVD, SEED, "grammar-fuzz", io_threads=2) as differential:
         redis_port, kvd_port = differential.ports
         commands = docs(Raw(kvd_port, 2))
         kvd_commands = {text(n).lower() for n in parse(Raw(kvd_port, 2).send(["COMMAND", "LIST"]))[0]}
@@ -288,9 +297,14 @@ def main():
         examples = {}
         sent = 0
         for name in names:
-            for _ in range(PER_COMMAND):
+            for number in range(PER_COMMAND):
                 both(["FLUSHDB"])
                 seed(both)
+                # Every other request on RESP3 (HELLO's reply names the
+                # connection and the server: not compared).
+                resp3 = number % 2 == 1
+                if resp3:
+                    both(["HELLO", "3"])
                 command = request(name, commands[name])
                 redis_reply, kvd_reply = both(command)
                 # Out of MULTI, back to database 0 and RESP2; kvd's answer
@@ -300,7 +314,8 @@ def main():
                 sent += 1
                 if redis_reply is not None and not same(name, redis_reply, kvd_reply):
                     differing[name] = differing.get(name, 0) + 1
-                    examples.setdefault(name, (command, redis_reply[:160], kvd_reply[:160]))
+                    examples.setdefault(name, (("RESP3 " if resp3 else "") + repr(command), redis_reply[:160],
+                                               kvd_reply[:160]))
             # kvd still answers a fresh client after each command's requests.
             probe = Raw(kvd_port, 2)
             if probe.send(["PING"]) != b"+PONG\r\n":
@@ -312,7 +327,7 @@ def main():
         for name in sorted(differing):
             command, redis_reply, kvd_reply = examples[name]
             why = f" (not compared: {NOT_COMPARED[name]})" if name in NOT_COMPARED else ""
-            print(f"  {name}: {differing[name]}{why}, e.g. {command!r}\n    redis: {redis_reply!r}\n"
+            print(f"  {name}: {differing[name]}{why}, e.g. {command}\n    redis: {redis_reply!r}\n"
                   f"    kvd:   {kvd_reply!r}")
         if wrong:
             raise SystemExit(f"FAIL (seed {SEED}): kvd answered otherwise than redis-server to {', '.join(wrong)}")
