@@ -29,7 +29,7 @@
     writes, the appendonlydir the data after, each loaded by redis-server.
 Usage: aof-interop.py path/to/kvd
 """
-import os, shutil, subprocess, sys, tempfile, threading, time
+import os, shutil, socket, subprocess, sys, tempfile, threading, time
 import redis
 from persistence_data import free_port, launch, stop, populate, dump, compare
 
@@ -216,6 +216,14 @@ try:
     d = os.path.join(WORK, "d"); os.mkdir(d)
     kvd, r, _ = start_kvd(d)
     r.set("x", "1")
+    # A transaction that queued a write before the failure.
+    queued = socket.create_connection(("127.0.0.1", r.connection_pool.connection_kwargs["port"]), timeout=30)
+    queued.sendall(b"MULTI\r\nSET y 1\r\n")
+    answered = b""
+    while answered.count(b"\r\n") < 2:
+        answered += queued.recv(4096)
+    if answered != b"+OK\r\n+QUEUED\r\n":
+        raise SystemExit(f"FAIL: MULTI and SET answered {answered!r}")
     # The rewrite's new incr file (seq 2) is /dev/full: every write after it fails.
     os.symlink("/dev/full", os.path.join(d, "appendonlydir", "appendonly.aof.2.incr.aof"))
     assert r.bgrewriteaof()
@@ -233,8 +241,15 @@ try:
             raise SystemExit(f"FAIL: a write while the AOF fails answered {error}")
     if r.info("persistence")["aof_last_write_status"] != "err":
         raise SystemExit("FAIL: aof_last_write_status is not err")
+    # Its EXEC is aborted, as Redis's execCommandAbort aborts it.
+    queued.sendall(b"EXEC\r\n")
+    answered = b""
+    while not answered.endswith(b"\r\n"):
+        answered += queued.recv(4096)
+    if answered != b"-EXECABORT Transaction discarded because of: " + misconf.encode() + b"\r\n":
+        raise SystemExit(f"FAIL: an EXEC that writes, while the AOF fails, answered {answered!r}")
     stop(kvd)
-    print("ok: a failing AOF write: aof_last_write_status:err and MISCONF for writes")
+    print("ok: a failing AOF write: aof_last_write_status:err, MISCONF for writes, EXECABORT for an EXEC that writes")
 
     # (e) CONFIG SET appendonly yes at run time
     e = os.path.join(WORK, "e"); os.mkdir(e)

@@ -362,6 +362,11 @@ import Testing
             // script without that flag waits, and so does an EXEC that writes.
             let arity = "-ERR wrong number of arguments for 'set' command\r\n"
             #expect(client.roundTrip("SET x\r\n", replyBytes: arity.utf8.count) == arity)
+            // So are a writing subcommand's wrong count and an unknown subcommand.
+            let load = "-ERR wrong number of arguments for 'function|load' command\r\n"
+            #expect(client.roundTrip("FUNCTION LOAD\r\n", replyBytes: load.utf8.count) == load)
+            let unknown = "-ERR unknown subcommand 'NOSUCH'. Try CONFIG HELP.\r\n"
+            #expect(client.roundTrip("CONFIG NOSUCH\r\n", replyBytes: unknown.utf8.count) == unknown)
             client.send(request(["EVAL", "#!lua flags=no-writes\nreturn 7", "0"]))
             #expect(client.readLine() == ":7\r\n")
             client.send(request(["EVAL", "return 8", "0"]))

@@ -16,6 +16,9 @@ import Testing
             let wrong = "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
             #expect(client.roundTrip("AUTH nope\r\n", replyBytes: wrong.utf8.count) == wrong)
             #expect(client.roundTrip("SET a 1\r\n", replyBytes: noauth.utf8.count) == noauth)
+            // EXEC is aborted, as Redis's execCommandAbort answers it.
+            let aborted = "-EXECABORT Transaction discarded because of: NOAUTH Authentication required.\r\n"
+            #expect(client.roundTrip("EXEC\r\n", replyBytes: aborted.utf8.count) == aborted)
             #expect(client.roundTrip("AUTH s3cret\r\n", replyBytes: 5) == "+OK\r\n")
             #expect(client.roundTrip("SET a 1\r\n", replyBytes: 5) == "+OK\r\n")
 
@@ -62,6 +65,14 @@ import Testing
                 line.split(separator: " ").first { $0.hasPrefix("id=") }.map { String($0.dropFirst(3)) }
             }
             #expect(ids == [two, one, two], "\(lines)")
+            // A command or subcommand Redis's table lacks leaves cmd=NULL, as in Redis.
+            for unknown in ["CLIENT NOSUCH", "NOSUCH"] {
+                first.send("\(unknown)\r\n")
+                #expect(first.readLine().hasPrefix("-ERR unknown"))
+                second.send("CLIENT LIST ID \(one)\r\n")
+                _ = second.readLine()
+                #expect(second.readLine().contains(" cmd=NULL "), "after \(unknown)")
+            }
         }
     }
 

@@ -117,9 +117,9 @@ enum CommandDocs {
         return command.subcommands.first { $0.name == lower }
     }
 
-    /// Subcommands kvd runs that Redis 7.0.15's table lacks (7.2's CLIENT
-    /// SETINFO): their handlers check their counts.
-    static let kvdOwnSubcommands: Set<String> = ["client|setinfo"]
+    /// Subcommands kvd runs that Redis 7.0.15's table lacks, with their
+    /// arities (7.2's CLIENT SETINFO, as 7.2's table has it).
+    static let kvdOwnSubcommands: [String: Int] = ["client|setinfo": 4]
 
     /// Why Redis refuses a container's subcommand before anything runs it.
     enum SubcommandRefusal: Equatable {
@@ -137,11 +137,8 @@ enum CommandDocs {
         guard request.raw(1).count <= 64 else { return .unknown }
         let name = String(
             decoding: lowercased(request[0]) + [UInt8(ascii: "|")] + lowercased(request[1]), as: UTF8.self)
-        guard let entry = entry(Array(name.utf8)) else {
-            return kvdOwnSubcommands.contains(name) ? nil : .unknown
-        }
-        return (entry.arity > 0 ? request.count == entry.arity : request.count >= -entry.arity)
-            ? nil : .wrongArity(name)
+        guard let arity = entry(Array(name.utf8))?.arity ?? kvdOwnSubcommands[name] else { return .unknown }
+        return (arity > 0 ? request.count == arity : request.count >= -arity) ? nil : .wrongArity(name)
     }
 
     private static func entry(info: [UInt8], infoRange: Range<Int>, docs: [UInt8], docsRange: Range<Int>?)

@@ -294,8 +294,11 @@ public final class Dispatcher {
     func execute(_ request: Request, for session: ClientSession, into out: inout ReplyWriter) -> Int? {
         guard !request.isEmpty else { return nil }
         stats.countRequest()
+        // A command or subcommand Redis's table lacks leaves CLIENT LIST's
+        // cmd=NULL, as Redis's lookup leaves its lastcmd.
         guard let id = Dispatcher.table.row(named: request.raw(0)) else {
             session.transaction?.refused = true
+            session.lastCommand = nil
             out.error(bytes: unknownCommandMessage(request))
             return nil
         }
@@ -306,6 +309,7 @@ public final class Dispatcher {
         let subcommandRefusal = isSubcommand ? CommandDocs.subcommandRefusal(request) : nil
         guard subcommandRefusal != .unknown else {
             session.transaction?.refused = true
+            session.lastCommand = nil
             out.unknownSubcommand(request, of: row.pointee.name.uppercased())
             return nil
         }
@@ -327,9 +331,13 @@ public final class Dispatcher {
             return nil
         }
         guard session.authenticated || row.pointee.flags.contains(.noAuth) else {
-            session.transaction?.refused = true
             stats.recordRejection(id)
-            out.error("NOAUTH Authentication required.")
+            if row.pointee.name == "exec" {
+                abortExec(request, "NOAUTH Authentication required.", session, &out)
+            } else {
+                session.transaction?.refused = true
+                out.error("NOAUTH Authentication required.")
+            }
             return nil
         }
         // In Redis's order: no-multi, maxmemory, a failed BGSAVE (MISCONF), then the
@@ -345,15 +353,18 @@ public final class Dispatcher {
         {
             return nil
         }
-        // A failed BGSAVE stops writes (and PING), as Redis's MISCONF does.
-        if persistence.refusesWrites && Dispatcher.refusedOnDiskError[id] {
-            session.transaction?.refused = true
-            out.error(Persistence.misconfError)
-            return nil
-        }
-        if appendOnly.refusesWrites && Dispatcher.refusedOnDiskError[id] {
-            session.transaction?.refused = true
-            out.error(appendOnly.misconfError)
+        // A failed BGSAVE or append-only write stops writes (and PING), as
+        // Redis's MISCONF does; an EXEC whose queue writes is aborted.
+        if persistence.refusesWrites || appendOnly.refusesWrites,
+            row.pointee.name == "exec" ? queuesWrites(session) : Dispatcher.refusedOnDiskError[id]
+        {
+            let error = persistence.refusesWrites ? Persistence.misconfError : appendOnly.misconfError
+            if row.pointee.name == "exec" {
+                abortExec(request, error, session, &out)
+            } else {
+                session.transaction?.refused = true
+                out.error(error)
+            }
             return nil
         }
         if session.monitoring && !inExec && Dispatcher.touchesKeyspace(row.pointee, request) {
@@ -407,6 +418,26 @@ public final class Dispatcher {
             return out.error("ERR " + message)
         }
         abortExec(request, message, session, &out)
+    }
+
+    /// True when `session`'s transaction has a write command queued.
+    private func queuesWrites(_ session: ClientSession) -> Bool {
+        var writes = false
+        session.transaction?.queued.forEach { queued in
+            writes =
+                Dispatcher.table.row(named: queued.raw(0)).map { writeCommands.contains(Dispatcher.rows[$0].name) }
+                ?? false
+            return !writes
+        }
+        return writes
+    }
+
+    /// True when Redis's lookup and arity checks pass `request` of
+    /// `command`: its count, and a container's subcommand and its count.
+    /// (A request they refuse is answered at once, even by a pause.)
+    static func isWellFormed(_ request: Request, _ command: Command) -> Bool {
+        command.accepts(request.count)
+            && !(containerRows[command.id] && request.count > 1 && CommandDocs.subcommandRefusal(request) != nil)
     }
 
     /// Redis's execCommandAbort: a refused EXEC discards the transaction,

@@ -101,25 +101,21 @@ private func scan(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
 
 /// OBJECT ENCODING | REFCOUNT | FREQ | IDLETIME | HELP.
 private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
+    // The dispatcher refused any other subcommand, and any other count.
     let sub = String(decoding: lowercased(r[1]), as: UTF8.self)
     if sub == "help" {
-        let lines = [
-            "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
-            "    associated with a <key>.",
-            "FREQ <key>", "    Not tracked by kvd: it has no LFU eviction policy.",
-            "IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of",
-            "    seconds elapsed since the last access to the key.",
-            "REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
-            "    <key>.",
-            "HELP", "    Prints this help.",
-        ]
-        out.arrayHeader(lines.count)
-        for line in lines { out.status(line) }
-        return
-    }
-    guard ["encoding", "refcount", "freq", "idletime"].contains(sub) else {
-        return out.unknownSubcommand(r, of: "OBJECT")
+        return out.help(
+            "OBJECT",
+            [
+                "ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
+                "    associated with a <key>.",
+                "FREQ <key>", "    Return the access frequency index of the <key>. The returned integer is",
+                "    proportional to the logarithm of the recent access frequency of the key.",
+                "IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of",
+                "    seconds elapsed since the last access to the key.",
+                "REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
+                "    <key>.",
+            ])
     }
     let now = ks.now
     guard let entry = ks.lookup(r[2], now: now, touching: false, use: .readQuietly) else { return out.null() }
@@ -138,7 +134,7 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         // Every value is owned by its key alone. Redis answers INT_MAX for
         // an integer it shares (0-9999, when the policy lets it share). As
         // with ENCODING, kvd keeps no value's history: Redis's own copy of
-        // one (COPY, SETRANGE, an integral INCRBYFLOAT) is not shared.
+        // one (COPY, APPEND, SETRANGE, an integral INCRBYFLOAT) is not shared.
         let shared =
             entry.collection == nil && (ks.memory.maxmemory == 0 || ks.memory.policy.sharesSmallIntegers)
             && entry.value.count <= 4 && parseInteger(entry.value).map { (0..<10_000).contains($0) } == true
@@ -150,7 +146,7 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
             )
         }
         out.integer(Int(ks.memory.frequency(entry.access, now: now)))
-    default:
+    default:  // idletime
         guard !ks.memory.policy.usesLFU else {
             return out.error(
                 "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."

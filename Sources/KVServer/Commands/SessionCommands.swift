@@ -197,8 +197,6 @@ extension Dispatcher {
             session.name = r[2]
             out.ok()
         case "setinfo":
-            // Redis 7.2's subcommand, absent from 7.0's table: its arity is checked here.
-            guard r.count == 4 else { return out.error("ERR wrong number of arguments for 'client|setinfo' command") }
             let field = String(decoding: lowercased(r[2]), as: UTF8.self)
             guard field == "lib-name" || field == "lib-ver" else {
                 return out.error(bytes: Array("ERR Unrecognized option '".utf8) + ReplyWriter.quoted(r[2]) + [39])

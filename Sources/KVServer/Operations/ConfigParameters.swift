@@ -64,6 +64,8 @@ struct ConfigParameter: Sendable {
 
     /// The row called `name` or one of its aliases, in any case.
     static func named(_ name: UnsafeRawBufferPointer) -> ConfigParameter? {
+        // No parameter's name is this long: a giant one is not copied.
+        guard name.count <= 64 else { return nil }
         let lower = String(decoding: name.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
         return ConfigParameter.table.first { $0.name == lower || $0.aliases.contains(lower) }
     }

@@ -41,14 +41,17 @@ let memoryCommands: [Command] = [
 ]
 
 private func memoryUsage(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
-    guard r.count == 3 || (r.count == 5 && equalsIgnoringCase(r.raw(3), "samples")) else {
-        return out.error("ERR syntax error")
-    }
+    // SAMPLES as often as given, each read in turn, as Redis reads them.
     var samples = 5
-    if r.count == 5 {
-        guard let count = parseInteger(r.raw(4)) else { return out.error(notAnInteger) }
+    var index = 3
+    while index < r.count {
+        guard equalsIgnoringCase(r.raw(index), "samples") && index + 1 < r.count else {
+            return out.error("ERR syntax error")
+        }
+        guard let count = parseInteger(r.raw(index + 1)) else { return out.error(notAnInteger) }
         guard count >= 0 else { return out.error("ERR syntax error") }
         samples = count == 0 ? Int.max : count
+        index += 2
     }
     // The key as it is, due or not, and no read: Redis finds it in its
     // dictionary, without a lookup (no expiry, no keyspace hit or miss).

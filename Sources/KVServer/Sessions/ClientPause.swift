@@ -80,9 +80,8 @@ extension Dispatcher {
             endPause()
             return false
         }
-        guard let command = Dispatcher.command(named: request.raw(0)), command.accepts(request.count) else {
-            return false
-        }
+        guard let command = Dispatcher.command(named: request.raw(0)), Dispatcher.isWellFormed(request, command)
+        else { return false }
         if pause.writesOnly {
             if command.name == "exec" {
                 var writes = false
@@ -103,9 +102,8 @@ extension Dispatcher {
     /// may-replicate; for EVAL and EVALSHA the script's own flags when it
     /// declares them (a `#!lua` line), as Redis reads them.
     private func mayWrite(_ request: Request) -> Bool {
-        guard let command = Dispatcher.command(named: request.raw(0)), command.accepts(request.count) else {
-            return false
-        }
+        guard let command = Dispatcher.command(named: request.raw(0)), Dispatcher.isWellFormed(request, command)
+        else { return false }
         switch command.name {
         case "eval":
             return !declaresNoWrites(Array(request.raw(1)))
