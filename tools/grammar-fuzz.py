@@ -55,9 +55,8 @@ NOT_COMPARED = {
     "config|get": "kvd has fewer parameters", "command|list": "kvd has fewer commands",
     "command|info": "kvd has fewer commands", "command|docs": "kvd has fewer commands",
     "command|count": "kvd has fewer commands", "client|help": "kvd's help", "script|help": "kvd's help",
-    # Encodings kvd chooses otherwise (README): DUMP's payload, and what
-    # depends on a value's history, which kvd does not keep.
-    "dump": "kvd's payload", "object|encoding": "a value's history", "object|refcount": "a value's history",
+    # Encodings kvd chooses otherwise (README): DUMP's payload.
+    "dump": "kvd's payload",
     # Absent from kvd (README): the Lua debugger.
     "script|debug": "not supported",
     # Connection ids: the fuzz reconnects to kvd alone after a close over the limit.

@@ -50,7 +50,7 @@ private func bitop(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
             }
         }
     }
-    ks.set(r[2], result, expiresAt: nil)
+    ks.set(r[2], result, expiresAt: nil, form: .raw)
     ks.notify(.string, "set", r.raw(2))
     out.integer(length)
 }

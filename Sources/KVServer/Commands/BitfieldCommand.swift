@@ -123,9 +123,9 @@ private func bitfield(_ ks: Keyspace, _ r: Request, readOnly: Bool, _ out: inout
     if existing == nil {
         var stored: [UInt8] = []
         run(&stored)
-        ks.set(r[1], stored, expiresAt: nil)  // one change, the key's making
+        ks.set(r[1], stored, expiresAt: nil, form: .raw)  // one change, the key's making
     } else {
-        _ = ks.update(r.raw(1), now: now, ifCollection: { 0 }) { stored in
+        _ = ks.update(r.raw(1), now: now, ifCollection: { 0 }, leaving: .raw, evenUnchanged: true) { stored in
             run(&stored)
             return (0, changed: changes > 0)
         }

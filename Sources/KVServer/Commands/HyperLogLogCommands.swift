@@ -40,7 +40,8 @@ private enum Found<Value> {
 private func updateHyperLogLog<Value>(
     _ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ body: (inout [UInt8]) -> (Found<Value>, changed: Bool)
 ) -> Found<Value>? {
-    ks.update(key, now: ks.now, ifCollection: { .collection }) { value in
+    // A change leaves the value raw, as Redis's dbUnshareStringValue does.
+    ks.update(key, now: ks.now, ifCollection: { .collection }, leaving: .raw) { value in
         guard HyperLogLog.isValid(value) else { return (.notHyperLogLog, false) }
         return body(&value)
     }
@@ -79,7 +80,7 @@ private func pfadd(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         if HyperLogLog.add(r.raw(index), to: &value, sparseLimit: limit) == 1 { grown += 1 }
     }
     HyperLogLog.invalidateCache(&value)
-    ks.set(r.raw(1), storing: value, expiresAt: nil)
+    ks.set(r.raw(1), storing: value, expiresAt: nil, form: .raw)
     ks.fence.changes += grown - 1
     ks.notify(.string, "pfadd", r.raw(1))
     out.integer(1)
@@ -154,7 +155,7 @@ private func pfmerge(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     if found == nil {
         var value = HyperLogLog.empty()
         _ = write(&value)
-        ks.set(r.raw(1), storing: value, expiresAt: nil)
+        ks.set(r.raw(1), storing: value, expiresAt: nil, form: .raw)
     }
     ks.notify(.string, "pfadd", r.raw(1))
     out.ok()

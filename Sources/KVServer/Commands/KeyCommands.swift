@@ -121,22 +121,15 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard let entry = ks.lookup(r[2], now: now, touching: false, use: .readQuietly) else { return out.null() }
     switch sub {
     case "encoding":
-        // Redis's rule for a string: a 64-bit integer written canonically is
-        // "int", up to 44 bytes "embstr", longer "raw".
         if let collection = entry.collection { return out.bulk(String(describing: collection.encoding)) }
-        let value = entry.value
-        if value.count <= 20, parseInteger(value) != nil {
-            out.bulk("int")
-        } else {
-            out.bulk(value.count <= 44 ? "embstr" : "raw")
-        }
+        out.bulk(entry.form.encoding(of: entry.value))
     case "refcount":
         // Every value is owned by its key alone. Redis answers INT_MAX for
-        // an integer it shares (0-9999, when the policy lets it share). As
-        // with ENCODING, kvd keeps no value's history: Redis's own copy of
-        // one (COPY, APPEND, SETRANGE, an integral INCRBYFLOAT) is not shared.
+        // an integer it shares (0-9999, when the policy lets it share; not
+        // a COPY's, which Redis duplicates: kvd does not tell them apart).
         let shared =
-            entry.collection == nil && (ks.memory.maxmemory == 0 || ks.memory.policy.sharesSmallIntegers)
+            entry.collection == nil && entry.form == .encoded
+            && (ks.memory.maxmemory == 0 || ks.memory.policy.sharesSmallIntegers)
             && entry.value.count <= 4 && parseInteger(entry.value).map { (0..<10_000).contains($0) } == true
         out.integer(shared ? Int(Int32.max) : 1)
     case "freq":

@@ -212,7 +212,8 @@ private func incrementBy(_ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ amount
     // One hash lookup for a present key: the digits are rewritten in place
     // (the key keeps its expiry); an absent key is stored fresh.
     let outcome =
-        ks.update(key, now: ks.now, ifCollection: { .wrongType }) { value -> (Outcome, changed: Bool) in
+        ks.update(key, now: ks.now, ifCollection: { .wrongType }, leaving: .encoded) {
+            value -> (Outcome, changed: Bool) in
             guard let current = parseInteger(value) else { return (.notAnInteger, false) }
             let (result, overflow) = current.addingReportingOverflow(amount)
             guard !overflow else { return (.overflow, false) }

@@ -230,13 +230,15 @@ private func setbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     guard existing != nil else {
         var value = [UInt8](repeating: 0, count: byte + 1)
         if bit == 1 { value[byte] |= mask }
-        ks.set(r[1], value, expiresAt: nil)
+        ks.set(r[1], value, expiresAt: nil, form: .raw)
         ks.notify(.string, "setbit", r.raw(1))
         return out.integer(0)
     }
     // A change only when the string grew or the bit flipped, as Redis 7.0
     // counts it (rdb_changes_since_last_save, WATCH, the append-only file).
-    let old = ks.update(r.raw(1), now: now, ifCollection: { (0, changed: false) }) { value in
+    let old = ks.update(
+        r.raw(1), now: now, ifCollection: { (0, changed: false) }, leaving: .raw, evenUnchanged: true
+    ) { value in
         let grew = value.count <= byte
         if grew { value.padWithZeros(to: byte + 1) }
         let was = value[byte] & mask != 0 ? 1 : 0
@@ -514,7 +516,7 @@ private func incrbyfloat(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter)
         return out.error("ERR increment would produce NaN or Infinity")
     }
     let text = humanReadable(result)
-    ks.set(r[1], text, expiresAt: entry?.expiresAt)
+    ks.set(r[1], text, expiresAt: entry?.expiresAt, form: .text)
     ks.notify(.string, "incrbyfloat", r.raw(1))
     out.bulk(text)
 }

@@ -94,6 +94,9 @@ public final class Keyspace {
         var collection: Collection?
         /// Unix milliseconds at which the key expires, if it does.
         var expiresAt: Int64?
+        /// How Redis would hold the string (OBJECT ENCODING): in the
+        /// padding after `expiresAt`, so an entry is no larger for it.
+        var form = StringForm.encoded
         /// When the key was last used, or how often (MemoryPolicy): in the
         /// bytes `expiresAt` leaves free, so an entry is no larger for it.
         var access: UInt32 = 0
@@ -300,8 +303,8 @@ public final class Keyspace {
     }
 
     /// Stores `value` under `key` with `expiresAt` (nil: no expiry).
-    func set(_ key: [UInt8], _ value: [UInt8], expiresAt: Int64?) {
-        key.withUnsafeBytes { set($0, expiresAt: expiresAt) { $0 = value } }
+    func set(_ key: [UInt8], _ value: [UInt8], expiresAt: Int64?, form: StringForm = .encoded) {
+        key.withUnsafeBytes { set($0, expiresAt: expiresAt, form: form) { $0 = value } }
     }
 
     /// Stores a copy of `value` under `key` with `expiresAt` (nil: no
@@ -315,8 +318,8 @@ public final class Keyspace {
 
     /// Stores `value` itself (no copy) under `key`: a large bulk the parser
     /// read into an array of its own.
-    func set(_ key: UnsafeRawBufferPointer, storing value: [UInt8], expiresAt: Int64?) {
-        set(key, expiresAt: expiresAt) { $0 = value }
+    func set(_ key: UnsafeRawBufferPointer, storing value: [UInt8], expiresAt: Int64?, form: StringForm = .encoded) {
+        set(key, expiresAt: expiresAt, form: form) { $0 = value }
     }
 
     /// Stores `value` in decimal under `key` (INCR and friends), in the
@@ -333,9 +336,11 @@ public final class Keyspace {
     /// the old one (an empty array for a new key). A key past its deadline
     /// expires first and the value is a new key, as Redis's lookup before
     /// its write expires it (an `expired` event, then a `new` one).
-    private func set(_ key: UnsafeRawBufferPointer, expiresAt: Int64?, _ fill: (inout [UInt8]) -> Void) {
+    private func set(
+        _ key: UnsafeRawBufferPointer, expiresAt: Int64?, form: StringForm = .encoded, _ fill: (inout [UInt8]) -> Void
+    ) {
         fence.changes += 1
-        guard let index = find(key) else { return insert(key, expiresAt: expiresAt, fill) }
+        guard let index = find(key) else { return insert(key, expiresAt: expiresAt, form: form, fill) }
         // The common case: one hash lookup, the entry changed in place
         // through one access (each `entries[at:]` is a trip through the
         // shard's dictionary: five of them were a fifth of MSET's time).
@@ -343,18 +348,20 @@ public final class Keyspace {
         let now = self.now
         var expired = false
         let hadDeadline = Keyspace.overwrite(
-            &entries[at: index], expiresAt: expiresAt, memory: memory, now: now,
+            &entries[at: index], expiresAt: expiresAt, form: form, memory: memory, now: now,
             expiring: now >= expiryPausedUntil, expired: &expired, fill)
         if expired {
             expire(at: index, key, now: now)
-            return insert(key, expiresAt: expiresAt, fill)
+            return insert(key, expiresAt: expiresAt, form: form, fill)
         }
         if hadDeadline || expiresAt != nil { reindex(at: index, deadline: expiresAt) }
     }
 
     /// Stores a new key (`set`'s other half), inlined as it was there.
     @inline(__always)
-    private func insert(_ key: UnsafeRawBufferPointer, expiresAt: Int64?, _ fill: (inout [UInt8]) -> Void) {
+    private func insert(
+        _ key: UnsafeRawBufferPointer, expiresAt: Int64?, form: StringForm, _ fill: (inout [UInt8]) -> Void
+    ) {
         let bytes = [UInt8](copying: key)
         let stored = Key.stored(bytes)
         touch(stored)
@@ -366,8 +373,8 @@ public final class Keyspace {
         entries.insert(
             stored,
             Entry(
-                value: value, collection: nil, expiresAt: expiresAt, access: memory.initialAccess(now: now),
-                expiryIndex: handle, slot: slots.count))
+                value: value, collection: nil, expiresAt: expiresAt, form: form,
+                access: memory.initialAccess(now: now), expiryIndex: handle, slot: slots.count))
         longestKey = max(longestKey, bytes.count)
         slots.append(bytes)
         notify(.newKey, "new", key)
@@ -466,22 +473,28 @@ public final class Keyspace {
     }
 
     /// Changes the live value of `key` in place, with one hash lookup; nil
-    /// when the key is absent (or had expired, and is deleted).
+    /// when the key is absent (or had expired, and is deleted). The value
+    /// is then `raw`, as Redis's APPEND and SETRANGE leave it.
     func modify<Result>(
         _ key: UnsafeRawBufferPointer, now: Int64, _ body: (inout [UInt8]) -> Result
     ) -> Result? {
         // Its callers looked the key up and answered WRONGTYPE already.
-        update(key, now: now, ifCollection: { preconditionFailure("Keyspace.modify: the key holds a collection") }) {
+        update(
+            key, now: now, ifCollection: { preconditionFailure("Keyspace.modify: the key holds a collection") },
+            leaving: .raw
+        ) {
             (body(&$0), changed: true)
         }
     }
 
     /// Like `modify`, but `body` says whether it changed the value: only
     /// then do the clients that WATCH the key see a change (an INCR that
-    /// fails changes nothing, as in Redis).
+    /// fails changes nothing, as in Redis). The value is left in `form`
+    /// when it changed, or whenever `body` ran if `evenUnchanged` (SETBIT
+    /// makes a value raw before it looks at the bit, as Redis does).
     func update<Result>(
-        _ key: UnsafeRawBufferPointer, now: Int64, ifCollection: () -> Result,
-        _ body: (inout [UInt8]) -> (Result, changed: Bool)
+        _ key: UnsafeRawBufferPointer, now: Int64, ifCollection: () -> Result, leaving form: StringForm? = nil,
+        evenUnchanged: Bool = false, _ body: (inout [UInt8]) -> (Result, changed: Bool)
     ) -> Result? {
         guard let index = find(key) else { return nil }
         // One access to the entry for the deadline, the type and the change
@@ -495,6 +508,7 @@ public final class Keyspace {
             guard entry.collection == nil else { return .collection }
             entry.access = memory.touched(entry.access, now: now)
             let (result, changed) = body(&entry.value)
+            if let form, changed || evenUnchanged { entry.form = form }
             return .updated(result, changed: changed)
         }
         switch step {
@@ -552,7 +566,7 @@ public final class Keyspace {
         if let collection = entry.collection {
             store(key, copying ? collection.copy() : collection, expiresAt: entry.expiresAt)
         } else {
-            set(key, entry.value, expiresAt: entry.expiresAt)
+            set(key, entry.value, expiresAt: entry.expiresAt, form: entry.form)
         }
         setAccess(key, copying ? memory.initialAccess(now: now) : entry.access)
     }
@@ -793,7 +807,7 @@ public final class Keyspace {
     /// `expired` is set instead.
     @inline(__always)
     private static func overwrite(
-        _ entry: inout Entry, expiresAt: Int64?, memory: MemoryPolicy, now: Int64,
+        _ entry: inout Entry, expiresAt: Int64?, form: StringForm, memory: MemoryPolicy, now: Int64,
         expiring: @autoclosure () -> Bool, expired: inout Bool, _ fill: (inout [UInt8]) -> Void
     ) -> Bool {
         // `expiring` read only for a key that is due: a write to a key
@@ -809,6 +823,7 @@ public final class Keyspace {
         if entry.collection != nil { Reclaimer.release(&entry.collection) }
         fill(&entry.value)
         entry.expiresAt = expiresAt
+        entry.form = form
         return entry.expiryIndex >= 0
     }
 
