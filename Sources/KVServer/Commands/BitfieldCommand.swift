@@ -125,7 +125,7 @@ private func bitfield(_ ks: Keyspace, _ r: Request, readOnly: Bool, _ out: inout
         run(&stored)
         ks.set(r[1], stored, expiresAt: nil, form: .raw)  // one change, the key's making
     } else {
-        _ = ks.update(r.raw(1), now: now, ifCollection: { 0 }, leaving: .raw, evenUnchanged: true) { stored in
+        _ = ks.update(r.raw(1), now: now, ifCollection: { 0 }, leaving: .raw, evenUnchanged: { _ in true }) { stored in
             run(&stored)
             return (0, changed: changes > 0)
         }

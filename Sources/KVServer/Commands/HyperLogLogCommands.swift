@@ -40,8 +40,12 @@ private enum Found<Value> {
 private func updateHyperLogLog<Value>(
     _ ks: Keyspace, _ key: UnsafeRawBufferPointer, _ body: (inout [UInt8]) -> (Found<Value>, changed: Bool)
 ) -> Found<Value>? {
-    // A change leaves the value raw, as Redis's dbUnshareStringValue does.
-    ks.update(key, now: ks.now, ifCollection: { .collection }, leaving: .raw) { value in
+    // A valid one is left raw, changed or not, as Redis's
+    // dbUnshareStringValue leaves it after isHLLObjectOrReply.
+    ks.update(
+        key, now: ks.now, ifCollection: { .collection }, leaving: .raw,
+        evenUnchanged: { if case .notHyperLogLog = $0 { false } else { true } }
+    ) { value in
         guard HyperLogLog.isValid(value) else { return (.notHyperLogLog, false) }
         return body(&value)
     }
@@ -95,10 +99,11 @@ private func pfcount(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         }
         return out.error(error)
     }
-    // A count read from the cache is a read: no write access to the key
-    // (which, during BGSAVE, would make its shard the keyspace's own).
-    if let entry = ks.lookup(r.raw(1), now: ks.now), entry.collection == nil, HyperLogLog.isValid(entry.value),
-        let cached = HyperLogLog.cachedCount(entry.value)
+    // A count read from the cache of a raw value is a read: no write
+    // access to the key (which, during BGSAVE, would make its shard the
+    // keyspace's own). Redis makes the value raw first.
+    if let entry = ks.lookup(r.raw(1), now: ks.now), entry.collection == nil, entry.form == .raw,
+        HyperLogLog.isValid(entry.value), let cached = HyperLogLog.cachedCount(entry.value)
     {
         return out.integer(Int(bitPattern: UInt(cached)))
     }

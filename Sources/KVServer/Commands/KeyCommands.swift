@@ -125,12 +125,11 @@ private func object(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
         out.bulk(entry.form.encoding(of: entry.value))
     case "refcount":
         // Every value is owned by its key alone. Redis answers INT_MAX for
-        // an integer it shares (0-9999, when the policy lets it share; not
-        // a COPY's, which Redis duplicates: kvd does not tell them apart).
+        // an integer it shares (0-9999, written when the policy let it
+        // share, and not a COPY).
         let shared =
-            entry.collection == nil && entry.form == .encoded
-            && (ks.memory.maxmemory == 0 || ks.memory.policy.sharesSmallIntegers)
-            && entry.value.count <= 4 && parseInteger(entry.value).map { (0..<10_000).contains($0) } == true
+            entry.collection == nil && entry.form == .encoded && entry.value.count <= 4
+            && parseInteger(entry.value).map { (0..<10_000).contains($0) } == true
         out.integer(shared ? Int(Int32.max) : 1)
     case "freq":
         guard ks.memory.policy.usesLFU else {

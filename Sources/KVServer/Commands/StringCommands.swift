@@ -237,7 +237,7 @@ private func setbit(_ ks: Keyspace, _ r: Request, _ out: inout ReplyWriter) {
     // A change only when the string grew or the bit flipped, as Redis 7.0
     // counts it (rdb_changes_since_last_save, WATCH, the append-only file).
     let old = ks.update(
-        r.raw(1), now: now, ifCollection: { (0, changed: false) }, leaving: .raw, evenUnchanged: true
+        r.raw(1), now: now, ifCollection: { (0, changed: false) }, leaving: .raw, evenUnchanged: { _ in true }
     ) { value in
         let grew = value.count <= byte
         if grew { value.padWithZeros(to: byte + 1) }

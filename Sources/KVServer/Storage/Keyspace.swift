@@ -340,6 +340,7 @@ public final class Keyspace {
         _ key: UnsafeRawBufferPointer, expiresAt: Int64?, form: StringForm = .encoded, _ fill: (inout [UInt8]) -> Void
     ) {
         fence.changes += 1
+        let form = memory.sharing(form)
         guard let index = find(key) else { return insert(key, expiresAt: expiresAt, form: form, fill) }
         // The common case: one hash lookup, the entry changed in place
         // through one access (each `entries[at:]` is a trip through the
@@ -490,11 +491,11 @@ public final class Keyspace {
     /// Like `modify`, but `body` says whether it changed the value: only
     /// then do the clients that WATCH the key see a change (an INCR that
     /// fails changes nothing, as in Redis). The value is left in `form`
-    /// when it changed, or whenever `body` ran if `evenUnchanged` (SETBIT
-    /// makes a value raw before it looks at the bit, as Redis does).
+    /// when it changed, or when `evenUnchanged` says so of the result
+    /// (SETBIT makes a value raw before it looks at the bit, as Redis does).
     func update<Result>(
         _ key: UnsafeRawBufferPointer, now: Int64, ifCollection: () -> Result, leaving form: StringForm? = nil,
-        evenUnchanged: Bool = false, _ body: (inout [UInt8]) -> (Result, changed: Bool)
+        evenUnchanged: (Result) -> Bool = { _ in false }, _ body: (inout [UInt8]) -> (Result, changed: Bool)
     ) -> Result? {
         guard let index = find(key) else { return nil }
         // One access to the entry for the deadline, the type and the change
@@ -508,7 +509,7 @@ public final class Keyspace {
             guard entry.collection == nil else { return .collection }
             entry.access = memory.touched(entry.access, now: now)
             let (result, changed) = body(&entry.value)
-            if let form, changed || evenUnchanged { entry.form = form }
+            if let form, changed || evenUnchanged(result) { entry.form = memory.sharing(form) }
             return .updated(result, changed: changed)
         }
         switch step {
@@ -566,7 +567,9 @@ public final class Keyspace {
         if let collection = entry.collection {
             store(key, copying ? collection.copy() : collection, expiresAt: entry.expiresAt)
         } else {
-            set(key, entry.value, expiresAt: entry.expiresAt, form: entry.form)
+            // Redis duplicates a copied object: a small integer is no longer shared.
+            let form = copying && entry.form == .encoded ? .encodedUnshared : entry.form
+            set(key, entry.value, expiresAt: entry.expiresAt, form: form)
         }
         setAccess(key, copying ? memory.initialAccess(now: now) : entry.access)
     }
@@ -583,8 +586,8 @@ public final class Keyspace {
     ) -> Bool {
         let handle = expiresAt.map { expiry.insert(key, deadline: $0) } ?? -1
         let entry = Entry(
-            value: value, collection: collection, expiresAt: expiresAt, access: access, expiryIndex: handle,
-            slot: slots.count)
+            value: value, collection: collection, expiresAt: expiresAt, form: memory.sharing(.encoded), access: access,
+            expiryIndex: handle, slot: slots.count)
         guard entries.insertIfAbsent(.stored(key), entry) else {
             if handle >= 0 { expiry.remove(handle) }
             return false

@@ -9,6 +9,10 @@ enum StringForm: UInt8 {
     /// As SET leaves it (Redis's tryObjectEncoding): a canonical integer
     /// is `int` (shared when small), up to 44 bytes `embstr`, longer `raw`.
     case encoded
+    /// As `encoded`, but an object of its own even for a small integer:
+    /// written while an LRU or LFU policy with maxmemory forbade sharing,
+    /// or a COPY (Redis duplicates the object).
+    case encodedUnshared
     /// Changed in place, or made to be (APPEND, SETRANGE, SETBIT and
     /// BITFIELD, the HyperLogLog commands, BITOP's destination): `raw`,
     /// whatever it holds.
@@ -22,7 +26,7 @@ enum StringForm: UInt8 {
         switch self {
         case .raw: return "raw"
         case .text: return value.count <= 44 ? "embstr" : "raw"
-        case .encoded:
+        case .encoded, .encodedUnshared:
             if value.count <= 20, parseInteger(value) != nil { return "int" }
             return value.count <= 44 ? "embstr" : "raw"
         }

@@ -51,7 +51,12 @@ enum EvictionPolicy: CaseIterable, Sendable {
     var usesLFU: Bool { self == .allKeysLFU || self == .volatileLFU }
     /// Redis shares the objects of small integers (0-9999) between keys
     /// unless an LRU or LFU policy needs each key's own access word.
-    var sharesSmallIntegers: Bool { ![.allKeysLRU, .volatileLRU, .allKeysLFU, .volatileLFU].contains(self) }
+    var sharesSmallIntegers: Bool {
+        switch self {
+        case .allKeysLRU, .volatileLRU, .allKeysLFU, .volatileLFU: false
+        default: true
+        }
+    }
     /// The victim is the best of a pool of sampled keys (not a random one).
     var usesPool: Bool { ![.noEviction, .allKeysRandom, .volatileRandom].contains(self) }
 }
@@ -61,6 +66,13 @@ final class MemoryPolicy {
     /// maxmemory in bytes (0: no limit).
     var maxmemory = 0
     var policy = EvictionPolicy.noEviction
+
+    /// `form` as a value written now gets it: Redis shares no small
+    /// integer while maxmemory is set with an LRU or LFU policy.
+    @inline(__always)
+    func sharing(_ form: StringForm) -> StringForm {
+        form == .encoded && maxmemory > 0 && !policy.sharesSmallIntegers ? .encodedUnshared : form
+    }
     /// maxmemory-samples: keys sampled per database for each pick.
     var samples = 5
     /// maxmemory-eviction-tenacity (0-100): how long one command's
